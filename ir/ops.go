@@ -1,0 +1,32 @@
+package ir
+
+import "errors"
+
+// ErrUnsupported marks an honest "weft does not support this" (an op, an
+// attribute value, a dtype). Every layer wraps it with context; the
+// conformance runner reports such failures as SKIP, everything else as FAIL.
+var ErrUnsupported = errors.New("unsupported")
+
+// The core op set.
+//
+// A core op carries the name of the ONNX operator (default domain) it comes
+// from and the semantics of that operator's newest version up to opset 21, in
+// canonical form: whatever ONNX moved from attributes to inputs over the
+// versions is an input here (axes of Reduce*, Squeeze and Unsqueeze; split of
+// Split; pads and constant_value of Pad; min/max of Clip; starts, ends, axes
+// and steps of Slice; roi, scales and sizes of Resize), and the importer
+// upgrades older forms. Optional inputs that are absent are nil.
+//
+// These ONNX operators never reach the IR; the importer lowers them:
+//
+//	Constant                 -> a constant value
+//	Gemm                     -> [Transpose] MatMul [Mul alpha] [Add beta*C]
+//	BatchNormalization       -> Mul + Add (constant statistics folded) or the Sub/Div/Sqrt chain
+//	Upsample                 -> Resize
+//	Scatter                  -> ScatterElements
+//	CastLike                 -> Cast
+//	Dropout (inference)      -> Identity (+ a constant all-true mask)
+//
+// weft-specific ops (fused patterns, quantized matmuls, KV-cache updates)
+// are added by later passes and documented where they are introduced.
+var LoweredONNXOps = []string{"Constant", "Gemm", "BatchNormalization", "Upsample", "Scatter", "CastLike", "Dropout"}
