@@ -32,9 +32,9 @@ func (backend) Devices() ([]backends.Device, error) { return []backends.Device{d
 
 type device struct{}
 
-func (device) Name() string         { return DeviceName }
-func (device) Kind() backends.Kind  { return backends.CPU }
-func (device) HostVisible() bool    { return true }
+func (device) Name() string        { return DeviceName }
+func (device) Kind() backends.Kind { return backends.CPU }
+func (device) HostVisible() bool   { return true }
 func (device) Alloc(n int) (backends.Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cpu: negative allocation %d", n)
