@@ -17,16 +17,18 @@ var ErrUnsupported = errors.New("unsupported")
 // and steps of Slice; roi, scales and sizes of Resize), and the importer
 // upgrades older forms. Optional inputs that are absent are nil.
 //
-// These ONNX operators never reach the IR; the importer lowers them:
+// These ONNX operators never reach the IR; the importer rewrites them:
 //
-//	Constant                 -> a constant value
-//	Gemm                     -> [Transpose] MatMul [Mul alpha] [Add beta*C]
-//	BatchNormalization       -> Mul + Add (constant statistics folded) or the Sub/Div/Sqrt chain
-//	Upsample                 -> Resize
-//	Scatter                  -> ScatterElements
-//	CastLike                 -> Cast
-//	Dropout (inference)      -> Identity (+ a constant all-true mask)
+//	Constant      -> a constant value
+//	Upsample      -> Resize
+//	Scatter       -> ScatterElements
+//
+// These are core ops that passes.Lower decomposes once dtypes and ranks are
+// known (their reference kernels remain, for graphs where that is not possible):
+//
+//	Gemm                -> [Transpose] MatMul [Mul alpha] [Add beta*C]
+//	BatchNormalization  -> Mul + Add (inference form, constant statistics folded)
 //
 // weft-specific ops (fused patterns, quantized matmuls, KV-cache updates)
 // are added by later passes and documented where they are introduced.
-var LoweredONNXOps = []string{"Constant", "Gemm", "BatchNormalization", "Upsample", "Scatter", "CastLike", "Dropout"}
+var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}

@@ -15,6 +15,7 @@ import (
 	_ "github.com/weftrt/weft/backends/cpu/ref/layout"
 	_ "github.com/weftrt/weft/backends/cpu/ref/nn"
 	_ "github.com/weftrt/weft/backends/cpu/ref/recurrent"
+	_ "github.com/weftrt/weft/backends/cpu/ref/reduce"
 	_ "github.com/weftrt/weft/backends/cpu/ref/signal"
 	_ "github.com/weftrt/weft/backends/cpu/ref/vision"
 )

@@ -6,7 +6,8 @@
 // This package owns the kernel registry, the graph evaluator (Eval,
 // RunGraph) and the helpers kernels share (broadcasting, strides, axes).
 // The kernels themselves live in subpackages by op family (elementwise,
-// layout, nn, control, recurrent, signal, vision), each registering its ops
+// layout, nn, reduce, control, recurrent, signal,
+// vision), each registering its ops
 // in init(); backends/cpu imports them all.
 //
 // Kernels favour clarity over speed: element access goes through
