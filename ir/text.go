@@ -71,7 +71,12 @@ func (p *printer) name(v *Value) string {
 	return fmt.Sprintf("%%%d", v.ID)
 }
 
-func typeString(v *Value) string { return fmt.Sprintf("%v[%v]", v.DType, v.Shape) }
+func typeString(v *Value) string {
+	if !v.DType.Valid() && v.Shape == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%v[%v]", v.DType, v.Shape)
+}
 
 func (p *printer) graph(g *Graph, indent string) {
 	ins := make([]string, len(g.Inputs))

@@ -1,0 +1,12 @@
+// Package scheduler turns an optimized ir.Graph into a plan.Plan: it asks
+// each device (through the backends API only) whether it supports each node,
+// places nodes greedily, records the cause of every placement, merges runs of
+// same-device nodes into partitions and lists the buffers the plan needs.
+//
+// Placement today: a user pin wins; otherwise the node stays on the device
+// that produced its inputs when that device supports it; otherwise the first
+// supporting device in preference order. The cost model, device profiles and
+// transfer insertion described in ARCHITECTURE.md build on this skeleton.
+//
+// scheduler must not know any backend's internals, frontends or passes.
+package scheduler

@@ -1,0 +1,131 @@
+package weft
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/weftrt/weft/backends"
+	_ "github.com/weftrt/weft/backends/cpu" // the default backend
+	"github.com/weftrt/weft/frontend/onnx"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/passes"
+	"github.com/weftrt/weft/plan"
+	"github.com/weftrt/weft/runtime"
+	"github.com/weftrt/weft/scheduler"
+)
+
+// Options configures compilation.
+type Options struct {
+	// OptLevel selects the pass pipeline: 0, 1 or 2.
+	OptLevel int
+	// Verify runs the IR verifier between passes.
+	Verify bool
+	// PrintAfter names a pass whose output IR is written to PrintOut.
+	PrintAfter string
+	PrintOut   io.Writer
+	// Pins maps node names or op types to device names.
+	Pins map[string]string
+}
+
+// DefaultOptions returns the options the CLI uses by default (-O2).
+func DefaultOptions() Options { return Options{OptLevel: 2} }
+
+// Load imports a model file without optimizing it. The closer releases the
+// file mapping that constant tensors point into; call it after the graph is
+// no longer used.
+func Load(path string) (*ir.Graph, io.Closer, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".onnx":
+		m, err := onnx.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.Graph, m, nil
+	}
+	return nil, nil, fmt.Errorf("weft: %s: %w file type (want .onnx)", path, ir.ErrUnsupported)
+}
+
+// Compile runs the pass pipeline on g (in place) and schedules it onto the
+// registered devices.
+func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
+	rep, err := passes.Run(g, passes.Options{Level: opts.OptLevel, Verify: opts.Verify, PrintAfter: opts.PrintAfter, Out: opts.PrintOut})
+	if err != nil {
+		return nil, nil, err
+	}
+	devs, err := backends.AllDevices()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := scheduler.Schedule(g, scheduler.Options{Devices: devs, Pins: opts.Pins})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, rep, nil
+}
+
+// Model is a compiled, runnable model.
+type Model struct {
+	Graph   *ir.Graph
+	Plan    *plan.Plan
+	Report  *passes.Report
+	Session *runtime.Session
+	closer  io.Closer
+}
+
+// Open loads, compiles and prepares a model file for running.
+func Open(path string, opts Options) (*Model, error) {
+	g, closer, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(g, opts)
+	if err != nil {
+		closer.Close()
+		return nil, fmt.Errorf("weft: %s: %w", path, err)
+	}
+	m.closer = closer
+	return m, nil
+}
+
+// New compiles an in-memory graph (for example one written with ir.Builder).
+func New(g *ir.Graph, opts Options) (*Model, error) {
+	p, rep, err := Compile(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := backends.AllDevices()
+	if err != nil {
+		return nil, err
+	}
+	s, err := runtime.NewSession(p, devs)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Graph: g, Plan: p, Report: rep, Session: s}, nil
+}
+
+// Run executes the model. Inputs and outputs are keyed by value name (see
+// runtime.OutputNames for unnamed outputs). Safe for concurrent use.
+func (m *Model) Run(ctx context.Context, inputs map[string]*ir.Tensor) (map[string]*ir.Tensor, error) {
+	return m.Session.Run(ctx, inputs)
+}
+
+// Inputs returns the model's inputs in order.
+func (m *Model) Inputs() []*ir.Value { return m.Session.Inputs() }
+
+// Outputs returns the model's outputs in order.
+func (m *Model) Outputs() []*ir.Value { return m.Session.Outputs() }
+
+// OutputNames returns the keys Run uses for the outputs, in order.
+func (m *Model) OutputNames() []string { return runtime.OutputNames(m.Graph) }
+
+// Close releases the model file.
+func (m *Model) Close() error {
+	if m.closer != nil {
+		return m.closer.Close()
+	}
+	return nil
+}
