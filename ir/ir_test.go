@@ -219,3 +219,14 @@ func TestShapeAndDType(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, strings.HasPrefix(DType(99).String(), "dtype("))
 }
+
+func TestSetFloat64RoundsOnce(t *testing.T) {
+	// 1 + 2^-11 + 2^-40 is just above the f16 tie between 1 and 1+2^-10; a
+	// float32 step would drop the 2^-40 and round the tie to even (1).
+	h := NewTensor(Float16, []int64{1})
+	h.SetFloat64(0, 1+1.0/2048+math.Pow(2, -40))
+	require.Equal(t, float64(1+1.0/1024), h.Float64(0))
+	b := NewTensor(BFloat16, []int64{1})
+	b.SetFloat64(0, 1+1.0/256+math.Pow(2, -40))
+	require.Equal(t, float64(1+1.0/128), b.Float64(0))
+}

@@ -89,9 +89,9 @@ func (t *Tensor) SetFloat64(i int, v float64) {
 	case Float64:
 		binary.LittleEndian.PutUint64(d[i*8:], math.Float64bits(v))
 	case Float16:
-		binary.LittleEndian.PutUint16(d[i*2:], F32ToF16(float32(v)))
+		binary.LittleEndian.PutUint16(d[i*2:], F32ToF16(roundToOdd32(v)))
 	case BFloat16:
-		binary.LittleEndian.PutUint16(d[i*2:], F32ToBF16(float32(v)))
+		binary.LittleEndian.PutUint16(d[i*2:], F32ToBF16(roundToOdd32(v)))
 	case Bool:
 		if v != 0 {
 			d[i] = 1
@@ -238,4 +238,23 @@ func FromFloat64(dt DType, shape []int64, vals []float64) *Tensor {
 		t.SetFloat64(i, v)
 	}
 	return t
+}
+
+// roundToOdd32 rounds v to float32 precision, breaking inexact results toward
+// the neighbour whose last significand bit is 1 ("round to odd"). Rounding to
+// odd first and then to the narrower f16/bf16 equals one correct rounding of
+// v, which a plain float64 -> float32 -> f16 chain does not guarantee.
+func roundToOdd32(v float64) float32 {
+	f := float32(v)
+	if float64(f) == v || v != v || math.IsInf(float64(f), 0) {
+		return f
+	}
+	if math.Float32bits(f)&1 == 0 {
+		if float64(f) < v {
+			f = math.Nextafter32(f, float32(math.Inf(1)))
+		} else {
+			f = math.Nextafter32(f, float32(math.Inf(-1)))
+		}
+	}
+	return f
 }
