@@ -28,6 +28,9 @@ type Options struct {
 	PrintOut   io.Writer
 	// Pins maps node names or op types to device names.
 	Pins map[string]string
+	// Prepare, when set, is called by Open on the imported graph before any
+	// pass runs (to bind symbolic dims, override declared input shapes, ...).
+	Prepare func(g *ir.Graph) error
 }
 
 // DefaultOptions returns the options the CLI uses by default (-O2).
@@ -80,6 +83,12 @@ func Open(path string, opts Options) (*Model, error) {
 	g, closer, err := Load(path)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Prepare != nil {
+		if err := opts.Prepare(g); err != nil {
+			closer.Close()
+			return nil, fmt.Errorf("weft: %s: %w", path, err)
+		}
 	}
 	m, err := New(g, opts)
 	if err != nil {

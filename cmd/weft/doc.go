@@ -1,0 +1,16 @@
+// Command weft is the command line of the weft graph compiler and runtime.
+//
+//	weft run MODEL [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
+//	weft run --example mlp
+//	weft inspect --example mlp
+//	weft inspect MODEL
+//	weft conform [--json FILE] [--baseline FILE] [--markdown FILE] [-O N] DIR...
+//
+// The command is thin: it turns flags into calls of package weft (Open, New,
+// Load, Model.Run), npy and conform, and formats their results. It holds no
+// compiler or runtime logic of its own.
+//
+// Exit status: 0 on success; 1 on an error; 3 when `weft conform` ran but a
+// test failed or a suite fell below its baseline (so that scripts can tell a
+// broken run from a red one).
+package main

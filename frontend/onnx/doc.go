@@ -1,0 +1,21 @@
+// Package onnx imports ONNX models into weft's ir.
+//
+// It owns the decoding of ONNX protobuf files (ModelProto, GraphProto,
+// NodeProto, TensorProto, ...) straight from the wire format with protowire,
+// the mapping of model files and external data (weights stay zero-copy
+// slices of the mappings), and an opset-versioned table of op importers, one
+// file per op family (ops_*.go). Each importer emits the core op of the same
+// name in canonical form (see ir/ops.go): attributes that newer opsets turned
+// into inputs become constant inputs, and older semantics that the newest
+// version cannot express are recorded in attributes (legacy_axis on
+// Softmax/LogSoftmax/Hardmax before opset 13).
+//
+// Anything weft does not handle (unknown ops, non-default domains, string,
+// complex, sparse, sequence, map and optional values, opsets outside 7..21)
+// fails with an error wrapping ir.ErrUnsupported; malformed input fails with
+// an error naming the file, graph, node, op and opset, never a panic.
+//
+// The package must not know about backends, passes, scheduling or the
+// runtime: it imports ir and the standard library (plus protowire and
+// x/sys/unix for mmap) only.
+package onnx
