@@ -49,8 +49,10 @@ func InferredOps() []string {
 // inconsistent node (mismatched broadcast, matmul inner dims, ...), is an
 // error naming the node. It does not change the graph structure.
 func InferShapes(g *ir.Graph) error {
-	_, err := newState().run(g)
-	return err
+	if _, err := newState().run(g); err != nil {
+		return fmt.Errorf("passes: infer: %w", err)
+	}
+	return nil
 }
 
 func inferPass(g *ir.Graph, _ *Context) (Change, error) {
@@ -78,7 +80,7 @@ func (s *state) run(g *ir.Graph) (int, error) {
 func (s *state) graph(g *ir.Graph) error {
 	for _, n := range g.Nodes {
 		if err := s.node(n); err != nil {
-			return fmt.Errorf("infer: graph %q: node %v: %w", g.Name, n, err)
+			return fmt.Errorf("graph %q: node %v: %w", g.Name, n, err)
 		}
 	}
 	return nil

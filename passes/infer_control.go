@@ -37,6 +37,17 @@ func ifOp(s *state, n *ir.Node) ([]typ, error) {
 		return nil, err
 	}
 	out := make([]typ, len(n.Outputs))
+	if c, ok := s.ints(n.In(0)); ok && len(c) == 1 {
+		// A known condition: the taken branch decides alone.
+		taken := els
+		if c[0] != 0 {
+			taken = then
+		}
+		for i := range out {
+			out[i] = valueType(taken.Outputs[i])
+		}
+		return out, nil
+	}
 	for i := range out {
 		a, b := valueType(then.Outputs[i]), valueType(els.Outputs[i])
 		if a.dt.Valid() && b.dt.Valid() && a.dt != b.dt {

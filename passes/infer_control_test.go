@@ -32,6 +32,14 @@ func TestInferIf(t *testing.T) {
 	require.Equal(t, "i64[2]", typeOf(ys[1]))
 	require.NoError(t, ir.VerifyTyped(g))
 
+	// A constant condition picks the branch.
+	for i, want := range []string{"f32[n,6]", "f32[n,3]"} {
+		ys := b.OpN("If", 2, at(ir.GraphAttr("then_branch", then.G), ir.GraphAttr("else_branch", els.G)),
+			b.Const("", ir.FromFloat64(ir.Bool, nil, []float64{float64(i)})))
+		require.NoError(t, InferShapes(g))
+		require.Equal(t, want, typeOf(ys[0]))
+	}
+
 	// Branches that disagree on the dtype are an error.
 	b2 := ir.NewBuilder("t")
 	x2 := b2.Input("x", ir.Float32, sh(3))

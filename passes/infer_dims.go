@@ -13,8 +13,12 @@ var unk = ir.Dim{Size: -1}
 
 func dim(n int64) ir.Dim { return ir.Dim{Size: n} }
 
-// unknownShape returns a shape of the given rank with every dim unknown.
+// unknownShape returns a shape of the given rank with every dim unknown
+// (nil, the unknown rank, for a negative rank).
 func unknownShape(rank int) ir.Shape {
+	if rank < 0 {
+		return nil
+	}
 	s := make(ir.Shape, rank)
 	for i := range s {
 		s[i] = unk
@@ -110,28 +114,6 @@ func unifyDim(a, b ir.Dim) (ir.Dim, error) {
 		return a, nil
 	}
 	return b, nil
-}
-
-// unifyShapes merges two shapes that must be equal.
-func unifyShapes(a, b ir.Shape) (ir.Shape, error) {
-	if a == nil {
-		return b.Clone(), nil
-	}
-	if b == nil {
-		return a.Clone(), nil
-	}
-	if len(a) != len(b) {
-		return nil, fmt.Errorf("shapes [%v] and [%v] differ in rank", a, b)
-	}
-	out := make(ir.Shape, len(a))
-	for i := range a {
-		d, err := unifyDim(a[i], b[i])
-		if err != nil {
-			return nil, fmt.Errorf("shapes [%v] and [%v]: %w", a, b, err)
-		}
-		out[i] = d
-	}
-	return out, nil
 }
 
 // joinDim is the dim of a value that is either a or b (If branches).

@@ -53,7 +53,7 @@ func gatherNDOp(_ *state, n *ir.Node) ([]typ, error) {
 		return []typ{x.withShape(nil)}, nil
 	}
 	k := int(idx.sh[len(idx.sh)-1].Size)
-	if b+k > len(x.sh) || b >= len(idx.sh) {
+	if b < 0 || b+k > len(x.sh) || b >= len(idx.sh) {
 		return nil, fmt.Errorf("GatherND: batch_dims %d + index depth %d for data rank %d", b, k, len(x.sh))
 	}
 	out := cat(idx.sh[:len(idx.sh)-1], x.sh[b+k:])

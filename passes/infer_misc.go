@@ -24,6 +24,8 @@ func init() {
 	register(affineGridOp, "AffineGrid")
 	register(col2ImOp, "Col2Im")
 	register(detOp, "Det")
+	register(dftOp, "DFT")
+	register(stftOp, "STFT")
 }
 
 func quantizeOp(_ *state, n *ir.Node) ([]typ, error) {
@@ -201,7 +203,7 @@ func gridSampleOp(_ *state, n *ir.Node) ([]typ, error) {
 	if x.sh == nil || grid.sh == nil {
 		return []typ{x.withShape(nil)}, nil
 	}
-	if len(grid.sh) != len(x.sh) {
+	if len(grid.sh) != len(x.sh) || len(x.sh) < 3 {
 		return nil, fmt.Errorf("GridSample input rank %d, grid rank %d", len(x.sh), len(grid.sh))
 	}
 	out := cat(ir.Shape{x.sh[0], x.sh[1]}, grid.sh[1:len(grid.sh)-1])
@@ -249,4 +251,80 @@ func detOp(_ *state, n *ir.Node) ([]typ, error) {
 		return nil, fmt.Errorf("Det input has rank %d, want >= 2", len(x.sh))
 	}
 	return []typ{x.withShape(x.sh[:len(x.sh)-2].Clone())}, nil
+}
+
+// dftOp: the signal axis becomes dft_length (or its one-sided half) and
+// the last axis holds (real, imaginary).
+func dftOp(s *state, n *ir.Node) ([]typ, error) {
+	x := in(n, 0)
+	if x.sh == nil {
+		return []typ{x}, nil
+	}
+	r := len(x.sh)
+	if r < 2 {
+		return nil, fmt.Errorf("DFT input has rank %d, want >= 2", r)
+	}
+	out := x.sh.Clone()
+	out[r-1] = dim(2)
+	axis := int64(-2)
+	if a := n.In(2); a != nil {
+		v, ok := s.scalarInt(a)
+		if !ok {
+			return []typ{x.withShape(append(unknownShape(r-1), dim(2)))}, nil
+		}
+		axis = v
+	}
+	ax, err := normAxis(axis, r)
+	if err != nil || ax == r-1 {
+		return nil, fmt.Errorf("DFT axis %d for rank %d", axis, r)
+	}
+	l := x.sh[ax]
+	if v := n.In(1); v != nil {
+		l = unk
+		if k, ok := s.scalarInt(v); ok {
+			if k < 1 {
+				return nil, fmt.Errorf("DFT length %d", k)
+			}
+			l = dim(k)
+		}
+	}
+	if n.AttrInt("onesided", 0) != 0 {
+		if l.Known() {
+			l = dim(l.Size/2 + 1)
+		} else {
+			l = unk
+		}
+	}
+	out[ax] = l
+	return []typ{x.withShape(out)}, nil
+}
+
+// stftOp: [batch, frames, bins, 2] with frames counted from frame_step
+// and frame_length (or the window's length).
+func stftOp(s *state, n *ir.Node) ([]typ, error) {
+	x := in(n, 0)
+	out := ir.Shape{unk, unk, unk, dim(2)}
+	if x.sh != nil {
+		if len(x.sh) != 3 {
+			return nil, fmt.Errorf("STFT signal has rank %d, want 3", len(x.sh))
+		}
+		out[0] = x.sh[0]
+	}
+	fl := int64(-1)
+	if v, ok := s.scalarInt(n.In(3)); ok {
+		fl = v
+	} else if w := n.In(2); w != nil && len(w.Shape) == 1 && w.Shape[0].Known() {
+		fl = w.Shape[0].Size
+	}
+	step, okStep := s.scalarInt(n.In(1))
+	if fl >= 1 {
+		out[2] = dim(fl)
+		if n.AttrInt("onesided", 1) != 0 {
+			out[2] = dim(fl/2 + 1)
+		}
+		if okStep && step > 0 && x.sh != nil && x.sh[1].Known() && x.sh[1].Size >= fl {
+			out[1] = dim((x.sh[1].Size-fl)/step + 1)
+		}
+	}
+	return []typ{x.withShape(out)}, nil
 }

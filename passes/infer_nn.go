@@ -223,6 +223,9 @@ func windowAttrs(n *ir.Node, k int) (strides, dil, pads []int64, err error) {
 			return nil, nil, nil, fmt.Errorf("strides %v, dilations %v must be positive", strides, dil)
 		}
 	}
+	if err := nonNeg("pads", pads...); err != nil {
+		return nil, nil, nil, err
+	}
 	return strides, dil, pads, nil
 }
 

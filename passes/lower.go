@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -44,7 +45,7 @@ func lowerPass(g *ir.Graph, _ *Context) (Change, error) {
 			}
 			for _, m := range l.out {
 				if e := l.s.node(m); e != nil && err == nil {
-					err = e
+					err = fmt.Errorf("graph %q: lowering node %v: %v: %w", sg.Name, n, m, e)
 				}
 			}
 			nodes = append(nodes, l.out...)

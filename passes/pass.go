@@ -170,6 +170,11 @@ func Run(g *ir.Graph, opts Options) (*Report, error) {
 			found = found || p.Name == opts.PrintAfter
 		}
 		if !found {
+			for _, p := range passes {
+				if p.Name == opts.PrintAfter {
+					return nil, fmt.Errorf("passes: pass %q runs only at -O%d and above, not at -O%d", p.Name, p.Level, opts.Level)
+				}
+			}
 			var names []string
 			for _, p := range pipe {
 				names = append(names, p.Name)

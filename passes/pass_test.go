@@ -127,7 +127,9 @@ func TestRunPrintAfter(t *testing.T) {
 	golden(t, "mlp_after_identity", out.String())
 
 	_, err = Run(mlp(t), Options{Level: 1, PrintAfter: "lower", Out: &out})
-	require.ErrorContains(t, err, `no pass "lower" at -O1 (passes: infer, identity, dce)`)
+	require.ErrorContains(t, err, `pass "lower" runs only at -O2 and above, not at -O1`)
+	_, err = Run(mlp(t), Options{Level: 1, PrintAfter: "cse", Out: &out})
+	require.ErrorContains(t, err, `no pass "cse" at -O1 (passes: infer, identity, dce)`)
 }
 
 func TestGoldenO2(t *testing.T) {
@@ -182,4 +184,31 @@ func TestRunVerifyCatchesBrokenPass(t *testing.T) {
 	}}
 	_, err := Run(mlp(t), Options{Level: 1, Verify: true})
 	require.ErrorContains(t, err, "graph invalid after identity")
+}
+
+func TestRunErrors(t *testing.T) {
+	_, err := Run(mlp(t), Options{Level: 1, PrintAfter: "dce"})
+	require.ErrorContains(t, err, "without an Out writer")
+
+	// An inference error stops the pipeline and names the pass and node.
+	g := mlp(t)
+	g.Outputs[0].Shape = sh("batch", 4)
+	_, err = Run(g, Options{Level: 2, Verify: true})
+	require.ErrorContains(t, err, "passes: infer: graph \"mlp\": node Flatten: output 0: inferred shape [batch,3], declared [batch,4]")
+
+	// A broken input graph is reported before any pass runs.
+	g = mlp(t)
+	g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0]
+	_, err = Run(g, Options{Verify: true})
+	require.ErrorContains(t, err, "passes: input graph")
+}
+
+func TestChangeString(t *testing.T) {
+	require.Equal(t, "no change", Change{}.String())
+	require.Equal(t, "2 removed, 1 fused, 3 consts added, 12 const bytes added",
+		Change{Removed: 2, Fused: 1, Consts: -3, BytesSaved: -12}.String())
+	var c Change
+	c.Add(Change{Removed: 1, BytesSaved: 8})
+	c.Add(Change{Removed: 2, Typed: 1})
+	require.Equal(t, Change{Removed: 3, Typed: 1, BytesSaved: 8}, c)
 }

@@ -10,8 +10,13 @@
 // version cannot express are recorded in attributes (legacy_axis on
 // Softmax/LogSoftmax/Hardmax before opset 13).
 //
+// The default-domain opset may be 7..21; an older model is imported node by
+// node where each operator's version equals its opset-7 version, or where
+// legacy.go restates the old version exactly (legacy broadcasting, PRelu-6,
+// BatchNormalization-6 in test mode, ...).
+//
 // Anything weft does not handle (unknown ops, non-default domains, string,
-// complex, sparse, sequence, map and optional values, opsets outside 7..21)
+// complex, sparse, sequence, map and optional values, opsets above 21)
 // fails with an error wrapping ir.ErrUnsupported; malformed input fails with
 // an error naming the file, graph, node, op and opset, never a panic.
 //

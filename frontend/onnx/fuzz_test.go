@@ -76,6 +76,11 @@ func parseSeeds() []pb {
 			gNode(nodePB("ReduceSum", "r", []string{"x"}, []string{"y"}, attrIs("axes", 1))),
 			gNode(nodePB("Split", "s", []string{"x"}, []string{"p", "", "q"}, attrI("axis", 1))),
 			gOut(vi("y", dtFloat, 2)), gOut(vi("k", dtInt64, 1)), gOut(vi("q", dtFloat, 2, 1)))),
+		modelPB(6, graphPB("g",
+			gIn(vi("a", dtFloat, 2, 3, 4)), gIn(vi("b", dtFloat, 2)),
+			gNode(nodePB("Add", "", []string{"a", "b"}, []string{"h"}, attrI("broadcast", 1), attrI("axis", 0))),
+			gNode(nodePB("PRelu", "", []string{"h", "b"}, []string{"y"})),
+			gOut(vi("y", dtFloat, 2, 3, 4)))),
 		pb("\x08\x07\x12\x00"),
 		pb("\xff\xff\xff"),
 	}

@@ -8,8 +8,10 @@ import (
 )
 
 // Supported range of the default-domain ("" / "ai.onnx") operator set.
+// Models below opset 7 are imported only where each node's operator is the
+// same version as at opset 7 (see legacy.go).
 const (
-	MinOpset = 7
+	MinOpset = 1
 	MaxOpset = 21
 )
 

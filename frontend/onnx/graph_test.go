@@ -168,6 +168,72 @@ func TestSubgraphOuterScope(t *testing.T) {
 	require.NotErrorIs(t, err, ir.ErrUnsupported)
 }
 
+func TestPreOpset7(t *testing.T) {
+	// Relu-6 and Softmax-1 are the versions opset 7 uses: an opset 6 model
+	// holding only such ops imports as it would at opset 7.
+	g := parseOK(t, modelPB(6, graphPB("g",
+		gIn(vi("x", dtFloat, 2, 3)),
+		gNode(nodePB("Relu", "r", []string{"x"}, []string{"h"})),
+		gNode(nodePB("Softmax", "s", []string{"h"}, []string{"y"})),
+		gOut(vi("y", dtFloat, 2, 3)))))
+	require.Equal(t, "Relu", g.Nodes[0].Op)
+	require.Equal(t, int64(1), g.Nodes[1].AttrInt("legacy_axis", 0))
+	require.Equal(t, int64(6), g.Opsets[""])
+}
+
+func TestLegacyFixes(t *testing.T) {
+	parse := func(n ...pb) (*ir.Graph, error) {
+		parts := []graphPart{gIn(vi("a", dtFloat, 2, 3, 4)), gIn(vi("b", dtFloat, 2)), gIn(vi("c", dtFloat, 3, 4))}
+		for _, x := range n {
+			parts = append(parts, gNode(x))
+		}
+		parts = append(parts, gOut(viNoShape("y", 0)))
+		m, err := Parse(modelPB(6, graphPB("g", parts...)), "")
+		if err != nil {
+			return nil, err
+		}
+		return m.Graph, ir.Verify(m.Graph)
+	}
+	// B aligned at axis 0 of A: unsqueezed to [2,1,1] for numpy broadcasting.
+	g, err := parse(nodePB("Add", "n", []string{"a", "b"}, []string{"y"}, attrI("broadcast", 1), attrI("axis", 0)))
+	require.NoError(t, err)
+	require.Len(t, g.Nodes, 2)
+	u, add := g.Nodes[0], g.Nodes[1]
+	require.Equal(t, "Unsqueeze", u.Op)
+	require.Equal(t, []int64{1, 2}, constInts(t, u.Inputs[1]))
+	require.Equal(t, u.Outputs[0], add.Inputs[1])
+	require.Empty(t, add.Attrs)
+
+	// Already trailing-aligned: only the attributes go.
+	g, err = parse(nodePB("Mul", "n", []string{"a", "c"}, []string{"y"}, attrI("broadcast", 1), attrI("axis", 1)))
+	require.NoError(t, err)
+	require.Len(t, g.Nodes, 1)
+	require.Empty(t, g.Nodes[0].Attrs)
+
+	// An operand of unknown rank cannot be aligned at import time.
+	_, err = parse(nodePB("Relu", "r", []string{"a"}, []string{"h"}),
+		nodePB("Relu", "r2", []string{"h"}, []string{"h2"}, pb{}.str(1, "consumed_inputs").varint(20, atInts).packedVarints(8, 0)),
+		nodePB("Add", "n", []string{"b", "h2"}, []string{"y"}, attrI("broadcast", 1), attrI("axis", 0)))
+	require.ErrorIs(t, err, ir.ErrUnsupported)
+
+	// PRelu-6: a per-channel slope gets trailing unit dims.
+	g, err = parse(nodePB("PRelu", "n", []string{"a", "b"}, []string{"y"}))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, constInts(t, g.Nodes[0].Inputs[1]))
+
+	// BatchNormalization-6 in test mode drops is_test; training mode is refused.
+	g, err = parse(nodePB("BatchNormalization", "n", []string{"a", "b", "b", "b", "b"}, []string{"y"}, attrI("is_test", 1)))
+	require.NoError(t, err)
+	require.False(t, g.Nodes[0].Has("is_test"))
+	_, err = parse(nodePB("BatchNormalization", "n", []string{"a", "b", "b", "b", "b"}, []string{"y", "m", "v"}))
+	require.ErrorIs(t, err, ir.ErrUnsupported)
+
+	g, err = parse(nodePB("Gemm", "n", []string{"c", "c", "b"}, []string{"y"}, attrI("broadcast", 1), attrI("transB", 1)))
+	require.NoError(t, err)
+	require.False(t, g.Nodes[0].Has("broadcast"))
+	require.True(t, g.Nodes[0].Has("transB"))
+}
+
 func TestLoopBody(t *testing.T) {
 	body := graphPB("body",
 		gIn(vi("i", dtInt64)),
@@ -219,8 +285,10 @@ func TestNodeErrors(t *testing.T) {
 			[]string{"opset >= 20", "unsupported"}, true},
 		{"removed op", one(11, nodePB("Upsample", "u", []string{"x", "x"}, []string{"y"})),
 			[]string{"removed in opset 10", "unsupported"}, true},
-		{"old opset", one(6, nodePB("Relu", "r", []string{"x"}, []string{"y"})),
-			[]string{"opset 6", "unsupported"}, true},
+		{"legacy op", one(5, nodePB("Cast", "c", []string{"x"}, []string{"y"}, attrS("to", "FLOAT"))),
+			[]string{`node "c" (Cast, opset 5)`, "Cast changed in opset 6", "unsupported"}, true},
+		{"opset 0", one(0, nodePB("Relu", "r", []string{"x"}, []string{"y"})),
+			[]string{"opset 0", "unsupported"}, true},
 		{"new opset", one(22, nodePB("Relu", "r", []string{"x"}, []string{"y"})),
 			[]string{"opset 22", "unsupported"}, true},
 		{"undefined input", one(13, nodePB("Relu", "r", []string{"q"}, []string{"y"})),

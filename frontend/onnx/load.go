@@ -47,11 +47,14 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
+// memoryName stands for the file name in errors about models from Parse.
+const memoryName = "<memory>"
+
 // Parse imports a model from bytes (which its tensors may alias). dir is the
 // directory that external data locations are relative to; with dir == ""
-// a model with external data is an error.
+// a model with external data is an error. The model's Path is empty.
 func Parse(data []byte, dir string) (*Model, error) {
-	return parse(data, dir, "<memory>")
+	return parse(data, dir, memoryName)
 }
 
 // Close releases the mappings of the model file and its external data files.
@@ -71,7 +74,10 @@ func (m *Model) Close() error {
 }
 
 func parse(data []byte, dir, file string) (m *Model, err error) {
-	m = &Model{Path: file}
+	m = &Model{}
+	if file != memoryName {
+		m.Path = file
+	}
 	var ext *extFiles
 	if dir != "" {
 		ext = &extFiles{dir: dir, files: map[string][]byte{}}

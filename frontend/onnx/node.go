@@ -46,6 +46,10 @@ func (im *importer) importNode1(c *nodeCtx, np *nodeProto) error {
 	if spec.until != 0 && c.opset >= spec.until {
 		return fmt.Errorf("op %s was removed in opset %d: %w", np.op, spec.until, ir.ErrUnsupported)
 	}
+	legacyFix, err := checkLegacyOpset(np.op, c.opset)
+	if err != nil {
+		return err
+	}
 	if err := checkArity(np.op, len(np.inputs), len(np.outputs)); err != nil {
 		return err
 	}
@@ -77,14 +81,19 @@ func (im *importer) importNode1(c *nodeCtx, np *nodeProto) error {
 	if err := checkAttrKinds(np.op, attrs); err != nil {
 		return err
 	}
+	if legacyFix != nil {
+		if err := legacyFix(c); err != nil {
+			return err
+		}
+	}
 	if err := spec.fn(c); err != nil {
 		return err
 	}
 	if !c.emitted {
 		return errors.New("importer produced nothing (internal error)")
 	}
-	if c.dupErr != nil {
-		return c.dupErr
+	if c.bindErr != nil {
+		return c.bindErr
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ type nodeCtx struct {
 	outNames []string
 	attrs    ir.Attrs
 	emitted  bool
-	dupErr   error // first binding error (name defined twice, bad declared type)
+	bindErr  error // first binding error (name defined twice, bad declared type)
 }
 
 func (c *nodeCtx) where() string {
@@ -125,12 +125,12 @@ func (c *nodeCtx) bindAll(vals []*ir.Value) {
 		if err := c.sc.define(name, vals[i]); err != nil {
 			// A name defined twice makes the model invalid; record the
 			// first definition and let the error surface below.
-			c.dupErr = err
+			c.bindErr = err
 			continue
 		}
 		if tp, ok := c.sc.types[name]; ok {
-			if err := annotate(vals[i], tp); err != nil && c.dupErr == nil {
-				c.dupErr = err
+			if err := annotate(vals[i], tp); err != nil && c.bindErr == nil {
+				c.bindErr = err
 			}
 		}
 	}

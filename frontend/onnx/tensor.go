@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/weftrt/weft/ir"
@@ -289,7 +288,7 @@ func ReadTensorFile(path string) (*ir.Tensor, string, error) {
 	t, name, err := ReadTensor(data)
 	if err != nil {
 		if looksLikeSequence(data) {
-			return nil, "", fmt.Errorf("onnx: %s: sequence/map/optional values: %w", filepath.Base(path), ir.ErrUnsupported)
+			return nil, "", fmt.Errorf("onnx: %s: sequence/map/optional values: %w", path, ir.ErrUnsupported)
 		}
 		return nil, "", fmt.Errorf("onnx: %s: %w", path, errors.Unwrap(err))
 	}
