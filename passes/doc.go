@@ -13,6 +13,11 @@
 // Passes that need an analysis (use lists, ...) ask the Context for it; the
 // Context drops every cached analysis after a pass that changed the graph.
 //
+// Other packages may call single passes directly: InferShapes (also the
+// basis of every later pass), DCE, EliminateIdentity and Lower. InferredOps
+// lists the ops shape inference knows; the outputs of any other op keep the
+// type the model declared, or stay unknown.
+//
 // Shape inference never guesses: an output it cannot infer keeps whatever the
 // model declared (or stays unknown), and a declared shape that contradicts
 // the inferred one is an error naming the node.

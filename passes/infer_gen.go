@@ -64,6 +64,9 @@ func rangeOp(s *state, n *ir.Node) ([]typ, error) {
 	st, ok1 := s.values(n.In(0))
 	li, ok2 := s.values(n.In(1))
 	de, ok3 := s.values(n.In(2))
+	if in(n, 1).dt != dt || in(n, 2).dt != dt {
+		return []typ{{dt, unknownShape(1)}}, nil // mixed types: not a valid Range
+	}
 	if !ok1 || !ok2 || !ok3 || len(st) != 1 || len(li) != 1 || len(de) != 1 || !st[0].known || !li[0].known || !de[0].known {
 		return []typ{{dt, unknownShape(1)}}, nil
 	}
@@ -72,7 +75,11 @@ func rangeOp(s *state, n *ir.Node) ([]typ, error) {
 		if de[0].f == 0 {
 			return nil, fmt.Errorf("Range delta 0")
 		}
-		count = int64(max(math.Ceil((li[0].f-st[0].f)/de[0].f), 0))
+		c := math.Ceil((li[0].f - st[0].f) / de[0].f)
+		if math.IsNaN(c) || c > math.MaxInt32 {
+			return []typ{{dt, unknownShape(1)}}, nil
+		}
+		count = int64(max(c, 0))
 	} else {
 		d := de[0].i
 		if d == 0 {

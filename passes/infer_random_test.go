@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"strconv"
@@ -88,7 +89,21 @@ func TestInferRandomNodes(t *testing.T) {
 					n := r.Intn(5)
 					inputs = append(inputs, b.Const("", ir.FromInt64([]int64{int64(n)}, ints(n))))
 				case 2:
-					inputs = append(inputs, b.Const("", ir.FromInt64(nil, ints(1))))
+					switch r.Intn(3) {
+					case 0:
+						inputs = append(inputs, b.Const("", ir.FromInt64(nil, ints(1))))
+					case 1:
+						fs := []float32{-1.5, 0, 0.5, 2, float32(math.NaN()), float32(math.Inf(1))}
+						n := r.Intn(4)
+						v := make([]float32, n)
+						for i := range v {
+							v[i] = fs[r.Intn(len(fs))]
+						}
+						inputs = append(inputs, b.Const("", ir.FromFloat32([]int64{int64(n)}, v)))
+					default:
+						// the shape of an input, as exporters compute targets
+						inputs = append(inputs, b.Op("Shape", b.Input("sx", ir.Float32, randShape())))
+					}
 				default:
 					inputs = append(inputs, b.Input(fmt.Sprint("x", i), dtypes[r.Intn(len(dtypes))], randShape()))
 				}
@@ -106,7 +121,13 @@ func TestInferRandomNodes(t *testing.T) {
 				if err := ir.Verify(b.G); err != nil {
 					t.Fatalf("%s trial %d: inferred an invalid type: %v\n%s", op, trial, err, ir.Text(b.G))
 				}
-				_ = outs
+				// The whole pipeline accepts what inference accepted.
+				for i, o := range outs {
+					b.Output(fmt.Sprint("y", i), o)
+				}
+				if _, err := Run(b.G, Options{Level: MaxLevel, Verify: true}); err != nil {
+					t.Fatalf("%s trial %d: %v\n%s", op, trial, err, ir.Text(b.G))
+				}
 			}()
 		}
 	}
