@@ -10,7 +10,7 @@ FUZZTIME  ?= 20s
 FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test testdeps fmt-check vet unit conformance fuzz conformance-doc bench build
+.PHONY: demo test testdeps fmt-check vet crossbuild unit conformance fuzz conformance-doc bench build
 
 ## demo: build the CLI, then compile and run the bundled example model (an MLP built with ir.Builder)
 demo: build
@@ -21,7 +21,7 @@ build:
 	$(GO) build -o $(BIN)/weft ./cmd/weft
 
 ## test: everything CI runs — formatting, vet, unit tests, ONNX conformance against the baseline, fuzzing
-test: testdeps fmt-check vet unit conformance fuzz
+test: testdeps fmt-check vet crossbuild unit conformance fuzz
 
 # The ONNX backend test data (Debian package), installed only when missing.
 testdeps:
@@ -32,6 +32,11 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# The core builds without cgo and cross-compiles for phones (arm64).
+crossbuild:
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build ./...
 
 unit:
 	$(GO) test ./...
