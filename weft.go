@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftrt/weft/backends"
 	_ "github.com/weftrt/weft/backends/cpu" // the default backend
+	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/frontend/onnx"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/passes"
@@ -28,6 +29,8 @@ type Options struct {
 	PrintOut   io.Writer
 	// Pins maps node names or op types to device names.
 	Pins map[string]string
+	// Quantize selects weight quantization (see passes.QuantizeOptions).
+	Quantize passes.QuantizeOptions
 	// Prepare, when set, is called by Open on the imported graph before any
 	// pass runs (to bind symbolic dims, override declared input shapes, ...).
 	Prepare func(g *ir.Graph) error
@@ -54,7 +57,10 @@ func Load(path string) (*ir.Graph, io.Closer, error) {
 // Compile runs the pass pipeline on g (in place) and schedules it onto the
 // registered devices.
 func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
-	rep, err := passes.Run(g, passes.Options{Level: opts.OptLevel, Verify: opts.Verify, PrintAfter: opts.PrintAfter, Out: opts.PrintOut})
+	rep, err := passes.Run(g, passes.Options{
+		Level: opts.OptLevel, Verify: opts.Verify, PrintAfter: opts.PrintAfter, Out: opts.PrintOut,
+		Eval: evalNode, Quantize: opts.Quantize,
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,6 +73,25 @@ func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
 		return nil, nil, err
 	}
 	return p, rep, nil
+}
+
+// evalNode runs one node on constant inputs with the CPU reference kernels
+// (the constant-folding evaluator handed to the passes).
+func evalNode(n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
+	env := backends.NewEnv(nil)
+	for i, v := range n.Inputs {
+		if v != nil && i < len(in) {
+			env.Set(v, in[i])
+		}
+	}
+	if err := ref.RunNode(&ref.Context{Ctx: context.Background(), Env: env}, n); err != nil {
+		return nil, err
+	}
+	out := make([]*ir.Tensor, len(n.Outputs))
+	for i, o := range n.Outputs {
+		out[i] = env.Get(o)
+	}
+	return out, nil
 }
 
 // Model is a compiled, runnable model.

@@ -32,3 +32,34 @@ var ErrUnsupported = errors.New("unsupported")
 // weft-specific ops (fused patterns, quantized matmuls, KV-cache updates)
 // are added by later passes and documented where they are introduced.
 var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
+
+// weft's own core ops. The passes introduce them (fusion, pattern
+// recognition, quantization); every one has a reference kernel, and each is
+// defined as exactly the computation of the ops it replaces:
+//
+//	FusedMatMul(A, B, Bias?)            Y = act(MatMul(A, B) + Bias)
+//	    Bias broadcasts against the MatMul result (numpy rules).
+//	    attrs: activation (string: "" | Relu | LeakyRelu | Sigmoid | Tanh |
+//	    Gelu | GeluTanh | SiLU | Clip), activation_alpha, activation_beta
+//	    (floats: LeakyRelu's alpha; Clip's min and max).
+//	FusedConv(X, W, B?, Z?)             Y = act(Conv(X, W, B) + Z)
+//	    Conv's attributes plus the activation attributes above; Z (a
+//	    residual) has Conv's output shape.
+//	RMSNormalization(X, Scale)          Y = X / sqrt(mean(X², axes ≥ axis) + epsilon) · Scale
+//	    attrs: axis (default -1), epsilon (default 1e-5); as ONNX opset 23.
+//	SiLU(X)                             Y = X · sigmoid(X)
+//	Attention(Q, K, V, Mask?)           scaled dot-product attention, 4-D:
+//	    Q [B, H, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv], H a multiple
+//	    of Hkv (grouped-query: head h reads kv head h / (H/Hkv)); Mask is
+//	    additive (float) or boolean (true = keep), broadcastable to
+//	    [B, H, Sq, Skv]. Y [B, H, Sq, Dv] = softmax(Q·Kᵀ·scale + Mask)·V.
+//	    attrs: scale (float; absent = 1/sqrt(D)), is_causal (int: query i
+//	    sees keys j ≤ i + Skv - Sq).
+//	Fused(inputs...)                    a fused chain of elementwise and
+//	    broadcast ops: attribute body (graph) computes the outputs from the
+//	    inputs; running the body with the reference kernels is the meaning.
+//	QMatMul(X, W, Scales?)              Y[..., n] = Σ_k X[..., k] · W[n, k]
+//	    W is a constant [N, K] weight: block-quantized (Q8_0, Q4_0, ...;
+//	    blocks run along K) or Int8 with per-row Scales [N] (f32; w = s·q).
+//	    Y has X's dtype.
+var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul"}

@@ -15,10 +15,14 @@ type Tensor struct {
 	Data  []byte
 }
 
-// NewTensor allocates a zeroed tensor. Its Data is 64-byte aligned.
+// NewTensor allocates a zeroed tensor. Its Data is 64-byte aligned. For a
+// block-quantized dtype the element count must be a whole number of blocks.
 func NewTensor(dt DType, shape []int64) *Tensor {
-	n := NumElements(shape)
-	return &Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: AlignedBytes(int(n) * dt.Size())}
+	n := dt.Bytes(NumElements(shape))
+	if n < 0 {
+		panic(fmt.Sprintf("ir: NewTensor: %v%v is not a whole number of blocks", dt, shape))
+	}
+	return &Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: AlignedBytes(int(n))}
 }
 
 // AlignedBytes returns a zeroed byte slice of length n whose first byte is
@@ -32,8 +36,9 @@ func AlignedBytes(n int) []byte {
 // Len is the number of elements.
 func (t *Tensor) Len() int { return int(NumElements(t.Shape)) }
 
-// Bytes is the size of the data in bytes.
-func (t *Tensor) Bytes() int { return t.Len() * t.DType.Size() }
+// Bytes is the size of the data in bytes (-1 for a quantized tensor whose
+// element count is not a whole number of blocks).
+func (t *Tensor) Bytes() int { return int(t.DType.Bytes(int64(t.Len()))) }
 
 // Check verifies that Data holds exactly the bytes that DType and Shape call for.
 func (t *Tensor) Check() error {
@@ -44,6 +49,9 @@ func (t *Tensor) Check() error {
 		if d < 0 {
 			return fmt.Errorf("negative dim in shape %v", t.Shape)
 		}
+	}
+	if t.DType.IsQuantized() && (len(t.Shape) == 0 || t.Shape[len(t.Shape)-1]%int64(t.DType.BlockSize()) != 0) {
+		return fmt.Errorf("%v%v: the last dimension must be a multiple of the block size %d", t.DType, t.Shape, t.DType.BlockSize())
 	}
 	if want := t.Bytes(); len(t.Data) != want {
 		return fmt.Errorf("%v%v tensor has %d bytes of data, want %d", t.DType, t.Shape, len(t.Data), want)

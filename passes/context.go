@@ -13,7 +13,10 @@ type Analysis struct {
 // pass that reports a change; a pass that edits the graph and then asks for
 // an analysis again must call Invalidate itself.
 type Context struct {
-	G     *ir.Graph
+	G *ir.Graph
+	// Opts are the options Run was called with (passes read their settings
+	// here: the constant evaluator, quantization, ...).
+	Opts  Options
 	cache map[string]any
 }
 

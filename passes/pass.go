@@ -75,6 +75,28 @@ type Options struct {
 	// PrintAfter names a pass; the IR text is written to Out after it runs.
 	PrintAfter string
 	Out        io.Writer
+	// Eval evaluates one node on constant inputs (constant folding). The
+	// weft package wires the CPU reference kernels in; nil disables folding.
+	Eval func(n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error)
+	// FoldLimit caps the bytes of any tensor constant folding creates
+	// (0: DefaultFoldLimit), so folding never bloats the model.
+	FoldLimit int64
+	// Quantize selects weight quantization (zero value: none).
+	Quantize QuantizeOptions
+}
+
+// DefaultFoldLimit is the default cap on a folded constant's size.
+const DefaultFoldLimit = 1 << 20
+
+// QuantizeOptions selects weight quantization.
+type QuantizeOptions struct {
+	// Type is "", "q8_0", "q4_0" or "int8-per-channel".
+	Type string
+	// Policy is "all", "matmul-except-head-and-embeddings" (the default)
+	// or "ffn-only"; Layers, when set, lists the weight (constant) names to
+	// quantize instead.
+	Policy string
+	Layers []string
 }
 
 // Change reports what one pass did to the graph.
@@ -191,6 +213,7 @@ func Run(g *ir.Graph, opts Options) (*Report, error) {
 		}
 	}
 	ctx := NewContext(g)
+	ctx.Opts = opts
 	rep := &Report{Level: opts.Level}
 	for _, p := range pipe {
 		start := time.Now()

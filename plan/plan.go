@@ -13,6 +13,16 @@ type Plan struct {
 	Partitions []*Partition
 	// Buffers lists every value that the plan materialises, in definition order.
 	Buffers []Buffer
+	// Arenas holds one arena per device that has planned buffers (empty
+	// until memory planning has run).
+	Arenas []Arena
+}
+
+// Arena is one contiguous, 64-byte aligned block of device memory from which
+// planned buffers are carved.
+type Arena struct {
+	Device string
+	Size   int64
 }
 
 // Partition is a run of nodes that one device executes back to back.
@@ -35,6 +45,10 @@ type Buffer struct {
 	Device string
 	// Bytes is the static size, or -1 when the shape is only known at run time.
 	Bytes int64
+	// Arena and Offset place the buffer in Arenas[Arena]; Offset is -1 when
+	// the buffer is not planned (dynamic size, or owned elsewhere).
+	Arena  int
+	Offset int64
 }
 
 // Text renders the plan for people: one block per partition.

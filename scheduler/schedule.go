@@ -63,7 +63,7 @@ func Schedule(g *ir.Graph, opts Options) (*plan.Plan, error) {
 	linkPartitions(g, p)
 	for _, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			p.Buffers = append(p.Buffers, plan.Buffer{Value: o, Device: placed[o], Bytes: staticBytes(o)})
+			p.Buffers = append(p.Buffers, plan.Buffer{Value: o, Device: placed[o], Bytes: staticBytes(o), Offset: -1})
 		}
 	}
 	return p, nil
