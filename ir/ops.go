@@ -29,6 +29,11 @@ var ErrUnsupported = errors.New("unsupported")
 //	Gemm                -> [Transpose] MatMul [Mul alpha] [Add beta*C]
 //	BatchNormalization  -> Mul + Add (inference form, constant statistics folded)
 //
+// Attributes weft adds to ONNX ops (set by the importer):
+//
+//	Softmax/LogSoftmax/Hardmax legacy_axis=1   opset < 13 semantics (coerce to 2-D at axis)
+//	Scan batched=1                             Scan-8 (sequence_lens input, batch axis 0)
+//
 // weft-specific ops (fused patterns, quantized matmuls, KV-cache updates)
 // are added by later passes and documented where they are introduced.
 var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}

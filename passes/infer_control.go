@@ -211,6 +211,9 @@ func scanOp(s *state, n *ir.Node) ([]typ, error) {
 	if body == nil {
 		return nil, fmt.Errorf("Scan without body")
 	}
+	if n.AttrInt("batched", 0) == 1 {
+		return nil, nil // Scan-8's batched form: left to run time
+	}
 	m := int(n.AttrInt("num_scan_inputs", 0))
 	ns := len(n.Inputs) - m // state variables
 	if m <= 0 || ns < 0 || len(body.Inputs) != ns+m || len(body.Outputs) < ns {

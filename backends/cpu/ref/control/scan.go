@@ -34,7 +34,7 @@ func scanKernel(ctx *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, er
 	if m < 1 {
 		return nil, fmt.Errorf("num_scan_inputs is %d, want >= 1", m)
 	}
-	if op := opsetOf(n); (op > 0 && op < 9) || n.Has("directions") {
+	if n.AttrInt("batched", 0) == 1 {
 		return scan8(ctx, n, body, m, in)
 	}
 	nState := len(in) - m
@@ -237,20 +237,4 @@ func dirsOfLen(n *ir.Node, name string, want int) ([]bool, error) {
 		}
 	}
 	return rev, nil
-}
-
-// opsetOf returns the default-domain opset of the model n belongs to, or 0
-// when the graph does not record it.
-func opsetOf(n *ir.Node) int64 {
-	if len(n.Outputs) == 0 || n.Outputs[0].Graph == nil {
-		return 0
-	}
-	g := n.Outputs[0].Graph
-	for g.Parent != nil {
-		g = g.Parent
-	}
-	if v, ok := g.Opsets[""]; ok {
-		return v
-	}
-	return g.Opsets["ai.onnx"]
 }

@@ -37,6 +37,9 @@ func scanGraph(nScan int, opset int64, attrs ir.Attrs) (*ir.Graph, *ir.Node) {
 		attrs = ir.Attrs{}
 	}
 	attrs["body"] = &ir.Attr{Kind: ir.AttrGraph, Graph: body}
+	if opset == 8 {
+		attrs["batched"] = &ir.Attr{Kind: ir.AttrInt, Int: 1} // as the importer marks Scan-8
+	}
 	if _, ok := attrs["num_scan_inputs"]; !ok {
 		attrs["num_scan_inputs"] = &ir.Attr{Kind: ir.AttrInt, Int: int64(nScan)}
 	}

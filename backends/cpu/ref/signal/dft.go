@@ -80,9 +80,7 @@ func dftKernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error
 			return nil, err
 		}
 		axis = v
-	case opsetOf(n) > 0 && opsetOf(n) < 20:
-		axis = 1
-	default:
+	default: // the importer turns DFT-17's attribute (default 1) into this input
 		axis = -2
 	}
 	ax, err := ref.NormAxis(axis, r)

@@ -43,14 +43,10 @@ func roiAlignKernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, 
 	if len(bi.Shape) != 1 || int(bi.Shape[0]) != numRois {
 		return nil, fmt.Errorf("batch_indices has shape %v, want [%d]", bi.Shape, numRois)
 	}
-	// Before opset 16 the attribute did not exist and RoiAlign behaved as
-	// output_half_pixel does now.
-	defMode := "half_pixel"
-	if op := opsetOf(n); op > 0 && op < 16 {
-		defMode = "output_half_pixel"
-	}
+	// The importer sets output_half_pixel explicitly for RoiAlign before
+	// opset 16, which had no attribute and behaved that way.
 	halfPixel := false
-	switch m := n.AttrString("coordinate_transformation_mode", defMode); m {
+	switch m := n.AttrString("coordinate_transformation_mode", "half_pixel"); m {
 	case "half_pixel":
 		halfPixel = true
 	case "output_half_pixel":

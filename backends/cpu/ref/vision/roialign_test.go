@@ -57,9 +57,9 @@ func TestRoiAlign(t *testing.T) {
 	}
 }
 
-// TestRoiAlignOpset10Default: a model of opset < 16 has no
-// coordinate_transformation_mode and means output_half_pixel.
-func TestRoiAlignOpset10Default(t *testing.T) {
+// TestRoiAlignOutputHalfPixel: what the importer sets for RoiAlign before
+// opset 16 (which had no coordinate_transformation_mode).
+func TestRoiAlignOutputHalfPixel(t *testing.T) {
 	g := ir.NewGraph("g")
 	g.Opsets = map[string]int64{"": 10}
 	x := f32([]int64{1, 1, 2, 2}, 1, 2, 3, 4)
@@ -71,7 +71,8 @@ func TestRoiAlignOpset10Default(t *testing.T) {
 		env.Set(v, t)
 		vals = append(vals, v)
 	}
-	n := g.AddNode("RoiAlign", "", vals, 1, ir.Attrs{"sampling_ratio": intAttr(1)})
+	n := g.AddNode("RoiAlign", "", vals, 1, ir.Attrs{"sampling_ratio": intAttr(1),
+		"coordinate_transformation_mode": {Kind: ir.AttrString, Str: "output_half_pixel"}})
 	require.NoError(t, ref.RunNode(&ref.Context{Env: env}, n))
 	near(t, []float64{2.5}, []int64{1, 1, 1, 1}, env.Get(n.Outputs[0])) // half_pixel would give 1
 }
