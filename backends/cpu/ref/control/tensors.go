@@ -40,37 +40,24 @@ func cloneAll(ts []*ir.Tensor) []*ir.Tensor {
 	return out
 }
 
-// sameShape reports whether two concrete shapes are identical.
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // stack joins equally shaped slices into one tensor with a new axis of
 // length len(slices) inserted at position axis (0 <= axis <= rank). Slice t
 // lands at position t along the new axis, or len-1-t when reverse is set.
 // The slices are copied, never aliased.
-func stack(slices []*ir.Tensor, axis int, reverse bool) (*ir.Tensor, error) {
-	if len(slices) == 0 {
-		return nil, fmt.Errorf("stack: no slices")
+func stack(parts []*ir.Tensor, axis int, reverse bool) (*ir.Tensor, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("stack: no parts")
 	}
-	first := slices[0]
+	first := parts[0]
 	if axis < 0 || axis > len(first.Shape) {
 		return nil, fmt.Errorf("stack axis %d out of range for rank %d", axis, len(first.Shape))
 	}
-	for i, s := range slices {
-		if s.DType != first.DType || !sameShape(s.Shape, first.Shape) {
+	for i, s := range parts {
+		if s.DType != first.DType || !slices.Equal(s.Shape, first.Shape) {
 			return nil, fmt.Errorf("iteration %d produced %v, iteration 0 produced %v", i, s, first)
 		}
 	}
-	n := int64(len(slices))
+	n := int64(len(parts))
 	shape := make([]int64, 0, len(first.Shape)+1)
 	shape = append(shape, first.Shape[:axis]...)
 	shape = append(shape, n)
@@ -78,7 +65,7 @@ func stack(slices []*ir.Tensor, axis int, reverse bool) (*ir.Tensor, error) {
 	out := ir.NewTensor(first.DType, shape)
 	outer := ir.NumElements(first.Shape[:axis])
 	inner := ir.NumElements(first.Shape[axis:]) * int64(first.DType.Size())
-	for t, s := range slices {
+	for t, s := range parts {
 		p := int64(t)
 		if reverse {
 			p = n - 1 - p

@@ -3,6 +3,7 @@ package elementwise
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -154,22 +155,10 @@ func broadcastShape(in []*ir.Tensor, unidirectional bool) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if unidirectional && !equalShapes(shape, in[0].Shape) {
+	if unidirectional && !slices.Equal(shape, in[0].Shape) {
 		return nil, fmt.Errorf("shapes %v do not broadcast to input 0's shape %v", shapes[1:], in[0].Shape)
 	}
 	return shape, nil
-}
-
-func equalShapes(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func countRange(lo, hi int) string {

@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -77,7 +78,7 @@ func scatterElementsKernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.T
 	if err := ref.SameDType(x.DType, upd); err != nil {
 		return nil, err
 	}
-	if !sameShape(it.Shape, upd.Shape) {
+	if !slices.Equal(it.Shape, upd.Shape) {
 		return nil, fmt.Errorf("indices %v and updates %v differ in shape", it.Shape, upd.Shape)
 	}
 	axis, err := elementsAxis(n, x, it, "indices")
@@ -122,7 +123,7 @@ func scatterNDKernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor,
 		return nil, err
 	}
 	want := append(append([]int64{}, it.Shape[:len(it.Shape)-1]...), x.Shape[l.k:]...)
-	if !sameShape(upd.Shape, want) {
+	if !slices.Equal(upd.Shape, want) {
 		return nil, fmt.Errorf("updates have shape %v, want %v", upd.Shape, want)
 	}
 	comb, err := reducer(n.AttrString("reduction", "none"), x.DType)
@@ -144,17 +145,4 @@ func scatterNDKernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor,
 		}
 	}
 	return []*ir.Tensor{out}, nil
-}
-
-// sameShape reports whether two concrete shapes are equal.
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -42,7 +43,7 @@ func setupConv(op string, n *ir.Node, x, w []int64) (*convSetup, error) {
 		return nil, fmt.Errorf("%s: %d output channels not divisible by group %d", op, s.M, group)
 	}
 	kernel := w[2:]
-	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !intsEqual(ks, kernel) {
+	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, kernel) {
 		return nil, fmt.Errorf("%s: kernel_shape %v differs from W's spatial dims %v", op, ks, kernel)
 	}
 	g, err := resolveGeom(n, x[2:], kernel, false)

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -133,7 +134,7 @@ func convTranspose(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, e
 	cg, mg := C/group, int(w.Shape[1])
 	M := mg * group
 	kernel := w.Shape[2:]
-	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !intsEqual(ks, kernel) {
+	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, kernel) {
 		return nil, fmt.Errorf("ConvTranspose: kernel_shape %v differs from W's spatial dims %v", ks, kernel)
 	}
 	g, err := transposeGeom(n, spatial, kernel)

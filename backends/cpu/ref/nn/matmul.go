@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -261,7 +262,7 @@ func zpIndexA(what string, a []int64, p *ir.Tensor) (func(i int) int, error) {
 	switch {
 	case len(p.Shape) == 1 && int(p.Shape[0]) == M:
 		return func(i int) int { return (i / K) % M }, nil
-	case len(p.Shape) == r && p.Shape[r-1] == 1 && intsEqual(p.Shape[:r-1], a[:r-1]):
+	case len(p.Shape) == r && p.Shape[r-1] == 1 && slices.Equal(p.Shape[:r-1], a[:r-1]):
 		return func(i int) int { return i / K }, nil
 	}
 	return nil, fmt.Errorf("%s shape %v does not match A %v (want a scalar, [M] or [..., M, 1])", what, p.Shape, a)
@@ -284,7 +285,7 @@ func zpIndexB(what string, b []int64, p *ir.Tensor) (func(i int) int, error) {
 	switch {
 	case len(p.Shape) == 1 && int(p.Shape[0]) == N:
 		return func(i int) int { return i % N }, nil
-	case r >= 2 && len(p.Shape) == r && p.Shape[r-2] == 1 && p.Shape[r-1] == int64(N) && intsEqual(p.Shape[:r-2], b[:r-2]):
+	case r >= 2 && len(p.Shape) == r && p.Shape[r-2] == 1 && p.Shape[r-1] == int64(N) && slices.Equal(p.Shape[:r-2], b[:r-2]):
 		return func(i int) int { return (i/(K*N))*N + i%N }, nil
 	}
 	return nil, fmt.Errorf("%s shape %v does not match B %v (want a scalar, [N] or [..., 1, N])", what, p.Shape, b)

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -125,7 +126,7 @@ func quantParams(n *ir.Node, x, scale, zp *ir.Tensor) (func(int) int, error) {
 	if err != nil {
 		return nil, err
 	}
-	if zp != nil && !intsEqual(zp.Shape, scale.Shape) && !(zp.Len() == 1 && scale.Len() == 1) {
+	if zp != nil && !slices.Equal(zp.Shape, scale.Shape) && !(zp.Len() == 1 && scale.Len() == 1) {
 		return nil, fmt.Errorf("zero point shape %v differs from scale shape %v", zp.Shape, scale.Shape)
 	}
 	return idx, nil

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -34,7 +35,7 @@ func maxUnpool(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error
 	if err := needFloat("MaxUnpool X", x); err != nil {
 		return nil, err
 	}
-	if ind.DType != ir.Int64 || !intsEqual(ind.Shape, x.Shape) {
+	if ind.DType != ir.Int64 || !slices.Equal(ind.Shape, x.Shape) {
 		return nil, fmt.Errorf("MaxUnpool indices are %v, want i64%v", ind, x.Shape)
 	}
 	N, C, spatial, err := spatialInput("MaxUnpool", x)

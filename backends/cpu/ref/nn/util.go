@@ -72,18 +72,6 @@ func isScalarLike(t *ir.Tensor) bool {
 	return t.Len() == 1 && len(t.Shape) <= 1
 }
 
-// intsEqual reports whether two int slices are equal.
-func intsEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // checkAttrLen returns an error unless the ints attribute name, when set,
 // has want entries.
