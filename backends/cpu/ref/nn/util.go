@@ -72,7 +72,6 @@ func isScalarLike(t *ir.Tensor) bool {
 	return t.Len() == 1 && len(t.Shape) <= 1
 }
 
-
 // checkAttrLen returns an error unless the ints attribute name, when set,
 // has want entries.
 func checkAttrLen(n *ir.Node, name string, want int) error {
