@@ -34,6 +34,9 @@ type Options struct {
 	// Prepare, when set, is called by Open on the imported graph before any
 	// pass runs (to bind symbolic dims, override declared input shapes, ...).
 	Prepare func(g *ir.Graph) error
+	// VerifyWeights makes Open of a .wplan file check the weights section's
+	// checksum, which reads every weight page (see plan.File.VerifyWeights).
+	VerifyWeights bool
 }
 
 // DefaultOptions returns the options the CLI uses by default (-O2).
@@ -50,8 +53,14 @@ func Load(path string) (*ir.Graph, io.Closer, error) {
 			return nil, nil, err
 		}
 		return m.Graph, m, nil
+	case PlanExt: // the compiled graph of a plan (see OpenPlan)
+		f, err := plan.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f.Plan.Graph, f, nil
 	}
-	return nil, nil, fmt.Errorf("weft: %s: %w file type (want .onnx)", path, ir.ErrUnsupported)
+	return nil, nil, fmt.Errorf("weft: %s: %w file type (want .onnx or %s)", path, ir.ErrUnsupported, PlanExt)
 }
 
 // Compile runs the pass pipeline on g (in place) and schedules it onto the
@@ -100,11 +109,18 @@ type Model struct {
 	Plan    *plan.Plan
 	Report  *passes.Report
 	Session *runtime.Session
-	closer  io.Closer
+	// PlanMeta is the metadata of the plan file the model was opened from
+	// (nil for a model compiled here).
+	PlanMeta map[string]string
+	closer   io.Closer
 }
 
-// Open loads, compiles and prepares a model file for running.
+// Open loads, compiles and prepares a model file for running. A compiled
+// plan (.wplan) is opened with OpenPlan instead: it is not compiled again.
 func Open(path string, opts Options) (*Model, error) {
+	if IsPlanFile(path) {
+		return OpenPlan(path, opts)
+	}
 	g, closer, err := Load(path)
 	if err != nil {
 		return nil, err

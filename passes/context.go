@@ -18,6 +18,9 @@ type Context struct {
 	// here: the constant evaluator, quantization, ...).
 	Opts  Options
 	cache map[string]any
+	// report is the Report of the running Run (nil outside Run): passes
+	// add details beyond their Change to it (the quantize pass's weights).
+	report *Report
 }
 
 // NewContext returns a context for g with an empty cache.

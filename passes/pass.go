@@ -29,6 +29,14 @@ var passes = [...]Pass{
 	{Name: "dce", Fn: dcePass, Level: 1},
 	{Name: "lower", Fn: lowerPass, Level: 2},
 	{Name: "lower-dce", Fn: dcePass, Level: 2}, // drops constants that lowering folded
+	{Name: "fold", Fn: foldPass, Level: 1},
+	{Name: "simplify", Fn: simplifyPass, Level: 1},
+	{Name: "cse", Fn: csePass, Level: 1},
+	{Name: "patterns", Fn: patternsPass, Level: 2},
+	{Name: "convbn", Fn: convBNPass, Level: 2},
+	{Name: "fuse", Fn: fusePass, Level: 2},
+	{Name: "quantize", Fn: quantizePass, Required: true}, // a no-op unless Options.Quantize is set
+	{Name: "final-dce", Fn: dcePass, Level: 1},
 }
 
 // passOrder lists pairs {a, b}: where both run, a must come before b.
@@ -159,6 +167,8 @@ type PassResult struct {
 type Report struct {
 	Level  int
 	Passes []PassResult
+	// Quantized lists the weights the quantize pass quantized or skipped.
+	Quantized []QuantReport
 }
 
 // Total sums the changes of all passes.
@@ -180,6 +190,7 @@ func (r *Report) String() string {
 		fmt.Fprintf(tw, "  %s\t%d nodes\t%v\n", p.Name, p.Nodes, p.Change)
 	}
 	tw.Flush()
+	writeQuantized(&sb, r.Quantized)
 	return sb.String()
 }
 
@@ -215,6 +226,7 @@ func Run(g *ir.Graph, opts Options) (*Report, error) {
 	ctx := NewContext(g)
 	ctx.Opts = opts
 	rep := &Report{Level: opts.Level}
+	ctx.report = rep
 	for _, p := range pipe {
 		start := time.Now()
 		ch, err := p.Fn(g, ctx)

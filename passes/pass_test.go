@@ -23,9 +23,10 @@ func pipelineNames(level int) []string {
 }
 
 func TestPipelineLevels(t *testing.T) {
-	require.Equal(t, []string{"infer"}, pipelineNames(0))
-	require.Equal(t, []string{"infer", "identity", "dce"}, pipelineNames(1))
-	require.Equal(t, []string{"infer", "identity", "dce", "lower", "lower-dce"}, pipelineNames(2))
+	require.Equal(t, []string{"infer", "quantize"}, pipelineNames(0))
+	require.Equal(t, []string{"infer", "identity", "dce", "fold", "simplify", "cse", "quantize", "final-dce"}, pipelineNames(1))
+	require.Equal(t, []string{"infer", "identity", "dce", "lower", "lower-dce", "fold", "simplify", "cse",
+		"patterns", "convbn", "fuse", "quantize", "final-dce"}, pipelineNames(2))
 	require.Equal(t, pipelineNames(MaxLevel), Names())
 }
 
@@ -81,11 +82,19 @@ func TestRunLevels(t *testing.T) {
 	for lvl, want := range [][]string{
 		{"Gemm", "Identity", "Relu", "Neg", "Exp", "Unsqueeze", "BatchNormalization", "Flatten"},
 		{"Gemm", "Relu", "Unsqueeze", "BatchNormalization", "Flatten"},
-		{"MatMul", "Mul", "Add", "Relu", "Unsqueeze", "Mul", "Add", "Flatten"},
+		{"MatMul", "Fused", "Unsqueeze", "Fused", "Flatten"},
 	} {
 		g := mlp(t)
-		rep, err := Run(g, Options{Level: lvl, Verify: true})
+		rep, err := Run(g, Options{Level: lvl, Verify: true, Eval: refEval})
 		require.NoError(t, err)
+		// Every level computes what -O0 computes.
+		g0 := mlp(t)
+		_, err = Run(g0, Options{Level: 0})
+		require.NoError(t, err)
+		for seed := uint64(1); seed <= 3; seed++ {
+			in := randomInputs(g0, seed)
+			requireClose(t, runRef(t, g0, in), runRef(t, g, in), 1e-5)
+		}
 		var ops []string
 		for _, n := range g.Nodes {
 			ops = append(ops, n.Op)
@@ -128,8 +137,8 @@ func TestRunPrintAfter(t *testing.T) {
 
 	_, err = Run(mlp(t), Options{Level: 1, PrintAfter: "lower", Out: &out})
 	require.ErrorContains(t, err, `pass "lower" runs only at -O2 and above, not at -O1`)
-	_, err = Run(mlp(t), Options{Level: 1, PrintAfter: "cse", Out: &out})
-	require.ErrorContains(t, err, `no pass "cse" at -O1 (passes: infer, identity, dce)`)
+	_, err = Run(mlp(t), Options{Level: 1, PrintAfter: "nosuch", Out: &out})
+	require.ErrorContains(t, err, `no pass "nosuch" at -O1 (passes: infer, identity, dce, fold, simplify, cse, quantize, final-dce)`)
 }
 
 func TestGoldenO2(t *testing.T) {

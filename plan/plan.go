@@ -49,6 +49,10 @@ type Buffer struct {
 	// the buffer is not planned (dynamic size, or owned elsewhere).
 	Arena  int
 	Offset int64
+	// InPlaceOf, when set, is the input whose bytes this buffer overwrites in
+	// place (same arena, offset and size; the input dies at this buffer's
+	// producer). Verify allows exactly these overlaps.
+	InPlaceOf *ir.Value
 }
 
 // Text renders the plan for people: one block per partition.

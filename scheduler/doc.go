@@ -6,7 +6,9 @@
 // Placement today: a user pin wins; otherwise the node stays on the device
 // that produced its inputs when that device supports it; otherwise the first
 // supporting device in preference order. The cost model, device profiles and
-// transfer insertion described in ARCHITECTURE.md build on this skeleton.
+// transfer insertion described in ARCHITECTURE.md build on this skeleton;
+// its first piece is cost.go: per-node FLOPs and bytes estimates
+// (NodeCost, GraphCost), which `weft compile --report` prints today.
 //
 // scheduler must not know any backend's internals, frontends or passes.
 package scheduler

@@ -66,6 +66,9 @@ func Schedule(g *ir.Graph, opts Options) (*plan.Plan, error) {
 			p.Buffers = append(p.Buffers, plan.Buffer{Value: o, Device: placed[o], Bytes: staticBytes(o), Offset: -1})
 		}
 	}
+	if err := planMemory(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -169,5 +172,5 @@ func staticBytes(v *ir.Value) int64 {
 	if n < 0 {
 		return -1
 	}
-	return n * int64(v.DType.Size())
+	return v.DType.Bytes(n)
 }

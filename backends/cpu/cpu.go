@@ -12,8 +12,10 @@ import (
 	// The reference kernels, one package per op family.
 	_ "github.com/weftrt/weft/backends/cpu/ref/control"
 	_ "github.com/weftrt/weft/backends/cpu/ref/elementwise"
+	_ "github.com/weftrt/weft/backends/cpu/ref/fused"
 	_ "github.com/weftrt/weft/backends/cpu/ref/layout"
 	_ "github.com/weftrt/weft/backends/cpu/ref/nn"
+	_ "github.com/weftrt/weft/backends/cpu/ref/qmatmul"
 	_ "github.com/weftrt/weft/backends/cpu/ref/recurrent"
 	_ "github.com/weftrt/weft/backends/cpu/ref/reduce"
 	_ "github.com/weftrt/weft/backends/cpu/ref/signal"

@@ -1,10 +1,12 @@
 // Command weft is the command line of the weft graph compiler and runtime.
 //
-//	weft run MODEL [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
+//	weft compile MODEL [-o FILE.wplan] [-O N] [--quantize TYPE] [--policy P] [--layers a,b] [--print-after PASS] [--report] [--verify]
+//	weft run MODEL|FILE.wplan [--verify-weights] [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
 //	weft run --example mlp
 //	weft inspect --example mlp
 //	weft inspect MODEL
 //	weft conform [--json FILE] [--baseline FILE] [--markdown FILE] [-O N] DIR...
+//	weft zoo NAME -o FILE.onnx [--batch N] [--seq N] [--seed S] [--symbolic] [--opset N]
 //
 // The command is thin: it turns flags into calls of package weft (Open, New,
 // Load, Model.Run), npy and conform, and formats their results. It holds no

@@ -48,7 +48,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newInspectCmd(), newConformCmd())
+	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd())
 	return root
 }
 

@@ -46,14 +46,17 @@ func newRunCmd() *cobra.Command {
 		outDir  string
 		exName  string
 		verbose bool
+		verifyW bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run MODEL | run --example NAME",
-		Short: "compile a model and run it once on .npy or generated inputs",
-		Long: "Compile MODEL (.onnx), run it once and print every output's dtype, shape and a\n" +
-			"summary, plus timings. Inputs not given with --input get deterministic values\n" +
-			"seeded by the input's name: floats uniform in [-1,1), integers in [0,4), bools\n" +
-			"alternating true/false. Symbolic dimensions need --dim SYM=N (or an --input).",
+		Short: "compile a model (or open a compiled .wplan plan) and run it once on .npy or generated inputs",
+		Long: "Compile MODEL (.onnx), or open a plan written by `weft compile` (.wplan: no\n" +
+			"compiling, weights mapped from the file), run it once and print every output's\n" +
+			"dtype, shape and a summary, plus timings. Inputs not given with --input get\n" +
+			"deterministic values seeded by the input's name: floats uniform in [-1,1),\n" +
+			"integers in [0,4), bools alternating true/false. Symbolic dimensions need\n" +
+			"--dim SYM=N (or an --input).",
 	}
 	opts := addOptFlag(cmd)
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "bind input NAME to the array in FILE.npy (NAME=FILE.npy; repeatable)")
@@ -61,6 +64,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each output to DIR/NAME.npy")
 	cmd.Flags().StringVar(&exName, "example", "", "run a model built into weft instead of a file: "+exampleNames())
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print the pass report and the device plan")
+	cmd.Flags().BoolVar(&verifyW, "verify-weights", false, "for a .wplan plan: check the weights' checksum first (reads all of them)")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if exName != "" && len(args) != 0 || exName == "" && len(args) != 1 {
 			return fmt.Errorf("run wants exactly one MODEL file, or --example NAME")
@@ -95,7 +99,9 @@ func newRunCmd() *cobra.Command {
 			}
 			feed, what = ex.inputs(), "example "+exName
 		} else {
-			if m, err = weft.Open(args[0], opts()); err != nil {
+			o := opts()
+			o.VerifyWeights = verifyW
+			if m, err = weft.Open(args[0], o); err != nil {
 				return err
 			}
 			what = args[0]
@@ -115,7 +121,11 @@ func newRunCmd() *cobra.Command {
 		}
 		runTime := time.Since(t1)
 
-		fmt.Fprintf(out, "%s (-O%d)\n", what, opts().OptLevel)
+		if m.PlanMeta != nil { // a compiled plan: its own options apply
+			fmt.Fprintf(out, "%s (plan compiled with %s)\n", what, m.PlanMeta["options"])
+		} else {
+			fmt.Fprintf(out, "%s (-O%d)\n", what, opts().OptLevel)
+		}
 		for _, v := range m.Inputs() {
 			if t := feed[v.Name]; t != nil && !v.IsConst() {
 				fmt.Fprintf(out, "input  %s\n", summarize(v.Name, t))

@@ -20,6 +20,11 @@
 // fails with an error wrapping ir.ErrUnsupported; malformed input fails with
 // an error naming the file, graph, node, op and opset, never a panic.
 //
+// It also writes ir graphs back out as ONNX models (Write, WriteFile,
+// Marshal in write*.go) at a chosen default-domain opset (13..21), restating
+// the canonical forms where the target opset needs it; weft's own ops and
+// forms ONNX cannot express are refused as unsupported.
+//
 // The package must not know about backends, passes, scheduling or the
 // runtime: it imports ir and the standard library (plus protowire and
 // x/sys/unix for mmap) only.

@@ -1,0 +1,144 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// intoKernel computes a node's outputs into preallocated tensors (out) of
+// exactly the dtypes and shapes it was built for, from inputs of exactly
+// the dtypes and shapes it was built for (nil for absent optional inputs).
+// It must not allocate, and must stay correct when out[0] shares bytes with
+// an input of the same dtype and shape (the memory planner's in-place reuse
+// of elementwise ops; other ops never alias). It returns an error only for
+// bad data (an index out of range), never for a shape it accepted.
+type intoKernel func(in, out []*ir.Tensor) error
+
+// arg is what a builder knows about one input or output at compile time.
+type arg struct {
+	dt    ir.DType
+	shape []int64
+	c     *ir.Tensor // the constant, for constant inputs
+	ok    bool       // present (optional inputs may be absent)
+}
+
+// nodeSpec is a node with the static dtypes and shapes of its operands.
+type nodeSpec struct {
+	n       *ir.Node
+	in, out []arg
+}
+
+// input returns input i, or an absent arg.
+func (s *nodeSpec) input(i int) arg {
+	if i < len(s.in) {
+		return s.in[i]
+	}
+	return arg{}
+}
+
+// intoBuilder returns the into kernel for a node, or nil to decline (the
+// node then runs its reference kernel). It runs once, at compile time, and
+// should precompute everything the kernel needs.
+type intoBuilder func(s *nodeSpec) intoKernel
+
+// intoBuilders maps an op to its builder; the families register in init().
+var intoBuilders = map[string]intoBuilder{}
+
+func registerInto(b intoBuilder, ops ...string) {
+	for _, op := range ops {
+		if _, dup := intoBuilders[op]; dup {
+			panic("cpu: duplicate into kernel for " + op)
+		}
+		intoBuilders[op] = b
+	}
+}
+
+// buildInto returns the into kernel of a step, or nil when the op has none
+// or some operand's shape is not static.
+func buildInto(n *ir.Node, slots []slotInfo, in, out []int) intoKernel {
+	b, ok := intoBuilders[n.Op]
+	if !ok {
+		return nil
+	}
+	spec := &nodeSpec{n: n}
+	for _, si := range in {
+		if si < 0 {
+			spec.in = append(spec.in, arg{})
+			continue
+		}
+		info := slots[si]
+		if info.shape == nil {
+			return nil
+		}
+		spec.in = append(spec.in, arg{dt: info.v.DType, shape: info.shape, c: info.v.Const, ok: true})
+	}
+	for _, si := range out {
+		info := slots[si]
+		if info.shape == nil || !info.v.DType.Valid() {
+			return nil
+		}
+		spec.out = append(spec.out, arg{dt: info.v.DType, shape: info.shape, ok: true})
+	}
+	return b(spec)
+}
+
+// buildIntoForTest builds the into kernel for n from explicit operands (for
+// tests that compare it with the reference kernel).
+func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool) (intoKernel, error) {
+	b, ok := intoBuilders[n.Op]
+	if !ok {
+		return nil, fmt.Errorf("no into kernel for %s", n.Op)
+	}
+	spec := &nodeSpec{n: n}
+	for i, t := range in {
+		if t == nil {
+			spec.in = append(spec.in, arg{})
+			continue
+		}
+		a := arg{dt: t.DType, shape: t.Shape, ok: true}
+		if i < len(constIn) && constIn[i] {
+			a.c = t
+		}
+		spec.in = append(spec.in, a)
+	}
+	for _, t := range out {
+		spec.out = append(spec.out, arg{dt: t.DType, shape: t.Shape, ok: true})
+	}
+	return b(spec), nil
+}
+
+// numel is the element count of a static shape.
+func numel(s []int64) int { return int(ir.NumElements(s)) }
+
+// sameShape reports whether two shapes are equal.
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// normAxis resolves a possibly negative axis against rank (ok=false when
+// out of range).
+func normAxis(axis int64, rank int) (int, bool) {
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return int(axis), axis >= 0 && axis < int64(rank)
+}
+
+// allF32 reports whether every present operand is float32.
+func allF32(args ...arg) bool {
+	for _, a := range args {
+		if a.ok && a.dt != ir.Float32 {
+			return false
+		}
+	}
+	return true
+}

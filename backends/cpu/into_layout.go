@@ -1,0 +1,217 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/weftrt/weft/ir"
+)
+
+func init() {
+	registerInto(buildCopy, "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
+	registerInto(buildTranspose, "Transpose")
+	registerInto(buildConcat, "Concat")
+	registerInto(buildGather, "Gather")
+}
+
+// buildCopy handles ops that only change the shape: the output's bytes are
+// the input's (any dtype). The static output shape was inferred at compile
+// time; the run-time shape check guards the input.
+func buildCopy(s *nodeSpec) intoKernel {
+	x, y := s.input(0), s.out[0]
+	if len(s.out) != 1 || !x.ok || x.dt != y.dt || numel(x.shape) != numel(y.shape) {
+		return nil
+	}
+	// Reshape's shape, Squeeze's and Unsqueeze's axes must be constants, or
+	// the static output shape might not describe this run.
+	for _, a := range s.in[1:] {
+		if a.ok && a.c == nil {
+			return nil
+		}
+	}
+	return func(in, out []*ir.Tensor) error {
+		copy(out[0].Data, in[0].Data)
+		return nil
+	}
+}
+
+// buildTranspose handles Transpose of any fixed-size dtype.
+func buildTranspose(s *nodeSpec) intoKernel {
+	x, y := s.input(0), s.out[0]
+	if len(s.in) != 1 || len(s.out) != 1 || x.dt != y.dt || x.dt.Size() <= 0 {
+		return nil
+	}
+	rank := len(x.shape)
+	perm := s.n.AttrInts("perm", nil)
+	if perm == nil {
+		for i := rank - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+	}
+	if len(perm) != rank {
+		return nil
+	}
+	st := make([]int64, rank) // input stride for each output dim
+	inSt := rowStrides(x.shape)
+	seen := make([]bool, rank)
+	want := make([]int64, rank)
+	for i, p := range perm {
+		if p < 0 || int(p) >= rank || seen[p] {
+			return nil
+		}
+		seen[p] = true
+		st[i], want[i] = inSt[p], x.shape[p]
+	}
+	if !sameShape(want, y.shape) {
+		return nil
+	}
+	es := x.dt.Size()
+	total := numel(y.shape)
+	if rank == 0 || total == 0 {
+		return func(in, out []*ir.Tensor) error {
+			copy(out[0].Data, in[0].Data)
+			return nil
+		}
+	}
+	inner, innerSt := int(want[rank-1]), int(st[rank-1])
+	outer, outerSt := want[:rank-1], st[:rank-1]
+	rows := numel(outer)
+	return func(in, out []*ir.Tensor) error {
+		src, dst := in[0].Data, out[0].Data
+		for r := 0; r < rows; r++ {
+			off, rem := 0, r
+			for d := len(outer) - 1; d >= 0; d-- {
+				n := int(outer[d])
+				off += (rem % n) * int(outerSt[d])
+				rem /= n
+			}
+			o := r * inner * es
+			switch es {
+			case 4:
+				for j := 0; j < inner; j++ {
+					i := (off + j*innerSt) * 4
+					copy(dst[o+j*4:o+j*4+4], src[i:i+4])
+				}
+			default:
+				for j := 0; j < inner; j++ {
+					i := (off + j*innerSt) * es
+					copy(dst[o+j*es:o+(j+1)*es], src[i:i+es])
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func rowStrides(shape []int64) []int64 {
+	st := make([]int64, len(shape))
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= shape[i]
+	}
+	return st
+}
+
+// buildConcat handles Concat of any fixed-size dtype.
+func buildConcat(s *nodeSpec) intoKernel {
+	y := s.out[0]
+	if len(s.in) == 0 || len(s.out) != 1 || y.dt.Size() <= 0 {
+		return nil
+	}
+	rank := len(y.shape)
+	axis, ok := normAxis(s.n.AttrInt("axis", 0), rank)
+	if !ok {
+		return nil
+	}
+	es := y.dt.Size()
+	chunk := make([]int, len(s.in)) // bytes per outer index, per input
+	var dim int64
+	for i, a := range s.in {
+		if !a.ok || a.dt != y.dt || len(a.shape) != rank {
+			return nil
+		}
+		for d := range rank {
+			if d != axis && a.shape[d] != y.shape[d] {
+				return nil
+			}
+		}
+		dim += a.shape[axis]
+		chunk[i] = numel(a.shape[axis:]) * es
+	}
+	if dim != y.shape[axis] {
+		return nil
+	}
+	outer := numel(y.shape[:axis])
+	return func(in, out []*ir.Tensor) error {
+		dst := out[0].Data
+		o := 0
+		for r := 0; r < outer; r++ {
+			for i, t := range in {
+				c := chunk[i]
+				copy(dst[o:o+c], t.Data[r*c:(r+1)*c])
+				o += c
+			}
+		}
+		return nil
+	}
+}
+
+// buildGather handles Gather of any fixed-size dtype with int32 or int64
+// indices (negative indices count from the end).
+func buildGather(s *nodeSpec) intoKernel {
+	x, idx, y := s.input(0), s.input(1), s.out[0]
+	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !idx.ok || x.dt != y.dt || x.dt.Size() <= 0 || idx.dt != ir.Int64 && idx.dt != ir.Int32 {
+		return nil
+	}
+	rank := len(x.shape)
+	axis, ok := normAxis(s.n.AttrInt("axis", 0), rank)
+	if !ok {
+		return nil
+	}
+	want := append(append(append([]int64{}, x.shape[:axis]...), idx.shape...), x.shape[axis+1:]...)
+	if !sameShape(want, y.shape) {
+		return nil
+	}
+	es := x.dt.Size()
+	outer, dim, inner := numel(x.shape[:axis]), int(x.shape[axis]), numel(x.shape[axis+1:])*es
+	nidx := numel(idx.shape)
+	is64 := idx.dt == ir.Int64
+	return func(in, out []*ir.Tensor) error {
+		src, dst, ix := in[0].Data, out[0].Data, in[1]
+		o := 0
+		for r := 0; r < outer; r++ {
+			for j := 0; j < nidx; j++ {
+				var k int
+				if is64 {
+					k = int(int64(leUint64(ix.Data[j*8:])))
+				} else {
+					k = int(int32(leUint32(ix.Data[j*4:])))
+				}
+				if k < 0 {
+					k += dim
+				}
+				if k < 0 || k >= dim {
+					return gatherRangeError(j, k, dim)
+				}
+				copy(dst[o:o+inner], src[(r*dim+k)*inner:(r*dim+k+1)*inner])
+				o += inner
+			}
+		}
+		return nil
+	}
+}
+
+func gatherRangeError(j, k, dim int) error {
+	return fmt.Errorf("Gather index %d (element %d of indices) is out of range for a dimension of %d", k, j, dim)
+}
+
+func leUint64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+func leUint32(b []byte) uint32 {
+	_ = b[3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}

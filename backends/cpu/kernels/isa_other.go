@@ -1,0 +1,7 @@
+//go:build !amd64 || noasm
+
+package kernels
+
+func detectISA() ISA { return Generic }
+
+var hasVNNI = false

@@ -1,0 +1,92 @@
+package kernels
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestPoolRunsEveryTaskOnce(t *testing.T) {
+	for _, workers := range []int{1, 2, 3, 8} {
+		p := NewPool(workers)
+		for _, tasks := range []int{0, 1, 2, 7, 100, 1000} {
+			hits := make([]atomic.Int32, tasks)
+			for rep := 0; rep < 20; rep++ {
+				p.Run(tasks, func(i int) { hits[i].Add(1) })
+			}
+			for i := range hits {
+				if h := hits[i].Load(); h != 20 {
+					t.Fatalf("workers=%d tasks=%d: task %d ran %d times, want 20", workers, tasks, i, h)
+				}
+			}
+		}
+		p.Close()
+		// After Close, Run still works (serially).
+		n := 0
+		p.Run(5, func(int) { n++ })
+		if n != 5 {
+			t.Fatalf("Run after Close ran %d tasks", n)
+		}
+	}
+}
+
+type countTasker struct {
+	n       atomic.Int64
+	workers [16]atomic.Int64
+}
+
+func (c *countTasker) Task(w, i int) { c.n.Add(int64(i)); c.workers[w].Add(1) }
+
+func TestPoolWorkerIndexAndConcurrentRuns(t *testing.T) {
+	p := NewPool(4)
+	defer p.Close()
+	var ct countTasker
+	var wg sync.WaitGroup
+	// Concurrent callers and nested Runs must not deadlock.
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rep := 0; rep < 50; rep++ {
+				p.RunTasks(64, &ct)
+				p.Run(2, func(int) { p.RunTasks(3, &ct) })
+			}
+		}()
+	}
+	wg.Wait()
+	want := int64(4 * 50 * (64*63/2 + 2*3))
+	if got := ct.n.Load(); got != want {
+		t.Fatalf("sum of task indices = %d, want %d", got, want)
+	}
+	for w := 4; w < len(ct.workers); w++ {
+		if ct.workers[w].Load() != 0 {
+			t.Fatalf("worker index %d out of range", w)
+		}
+	}
+}
+
+func TestPoolRunDoesNotAllocate(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var sum atomic.Int64
+	fn := func(i int) { sum.Add(int64(i)) }
+	ct := &countTasker{}
+	if a := testing.AllocsPerRun(200, func() { p.Run(16, fn) }); a != 0 {
+		t.Errorf("Run allocates %v times per call", a)
+	}
+	if a := testing.AllocsPerRun(200, func() { p.RunTasks(16, ct) }); a != 0 {
+		t.Errorf("RunTasks allocates %v times per call", a)
+	}
+}
+
+func TestSgemmPackedDoesNotAllocate(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	M, N, K := 20, 70, 300
+	a, b, c := make([]float32, M*K), make([]float32, K*N), make([]float32, M*N)
+	pb := PackB(b, N, K, N)
+	SgemmPacked(p, M, a, K, pb, c, N, false) // warm the scratch pools
+	if n := testing.AllocsPerRun(50, func() { SgemmPacked(p, M, a, K, pb, c, N, false) }); n != 0 {
+		t.Errorf("SgemmPacked allocates %v times per call", n)
+	}
+}

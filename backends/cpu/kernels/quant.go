@@ -1,0 +1,179 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// qBlock is the number of elements per block of Q8_0, Q4_0 and of the
+// quantized activations.
+const qBlock = 32
+
+// QuantizedActs is an M×K activation matrix quantized once per row into
+// int8 blocks of 32 (q8_0-style: scale d = amax/127, q = round(x/d)), with
+// the scale kept in float32 and the per-block sum of q (used to fold the
+// -8 offset of Q4_0 weights into one integer correction per block). Reuse
+// one QuantizedActs across calls to avoid allocations.
+type QuantizedActs struct {
+	M, K int
+	qs   []int8    // M×K
+	d    []float32 // M×K/32 block scales
+	sum  []int32   // M×K/32 block sums of qs
+}
+
+// QuantizeActs quantizes the M×K row-major matrix x (leading dimension
+// ldx) into q, growing q's buffers as needed. K must be a multiple of 32.
+func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
+	if K%qBlock != 0 || K < 0 || M < 0 {
+		return fmt.Errorf("kernels: QuantizeActs: K=%d is not a multiple of %d", K, qBlock)
+	}
+	if M > 0 && K > 0 && (ldx < K || len(x) < (M-1)*ldx+K) {
+		return fmt.Errorf("kernels: QuantizeActs: %d floats with ld %d cannot hold %d×%d", len(x), ldx, M, K)
+	}
+	nb := M * K / qBlock
+	q.M, q.K = M, K
+	if cap(q.qs) < M*K {
+		q.qs = make([]int8, M*K)
+	}
+	if cap(q.d) < nb {
+		q.d, q.sum = make([]float32, nb), make([]int32, nb)
+	}
+	q.qs, q.d, q.sum = q.qs[:M*K], q.d[:nb], q.sum[:nb]
+	for m := 0; m < M; m++ {
+		row := x[m*ldx : m*ldx+K]
+		for b := 0; b < K/qBlock; b++ {
+			blk := row[b*qBlock : (b+1)*qBlock]
+			var amax float32
+			for _, v := range blk {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			d := amax / 127
+			var inv float32
+			if d != 0 {
+				inv = 1 / d
+			}
+			i := m*K/qBlock + b
+			qs := q.qs[i*qBlock : (i+1)*qBlock]
+			var s int32
+			for j, v := range blk {
+				r := int32(math.RoundToEven(float64(v * inv)))
+				r = min(127, max(-127, r))
+				qs[j] = int8(r)
+				s += r
+			}
+			q.d[i], q.sum[i] = d, s
+		}
+	}
+	return nil
+}
+
+// qRowBytes returns the bytes of one K-long row of dt, or an error for
+// types without a quantized kernel.
+func qRowBytes(dt ir.DType, K int) (int, error) {
+	if dt != ir.Q8_0 && dt != ir.Q4_0 {
+		return 0, fmt.Errorf("kernels: quantized matmul on %v: %w (want q8_0 or q4_0)", dt, ir.ErrUnsupported)
+	}
+	if K%qBlock != 0 {
+		return 0, fmt.Errorf("kernels: quantized matmul: K=%d is not a multiple of %d", K, qBlock)
+	}
+	return K / qBlock * dt.BlockBytes(), nil
+}
+
+// QMatMul computes y[m, n] = Σ_k x[m, k]·w[n, k] for block-quantized
+// weights w (N×K, dtype dt ∈ {Q8_0, Q4_0}, blocks along K, row after row)
+// and activations x quantized with QuantizeActs; y is M×N with leading
+// dimension ldy. Rows of w are spread over pool; each weight byte is read
+// once. With x.M == 1 this is the decode GEMV.
+func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []float32, ldy int) error {
+	rb, err := qRowBytes(dt, x.K)
+	if err != nil {
+		return err
+	}
+	if len(w) < N*rb {
+		return fmt.Errorf("kernels: QMatMul: %v weights have %d bytes, want %d for %d×%d", dt, len(w), N*rb, N, x.K)
+	}
+	if x.M > 0 && N > 0 && (ldy < N || len(y) < (x.M-1)*ldy+N) {
+		return fmt.Errorf("kernels: QMatMul: output has %d floats with ld %d, want %d×%d", len(y), ldy, x.M, N)
+	}
+	if x.M == 0 || N == 0 {
+		return nil
+	}
+	j := qJobPool.Get().(*qJob)
+	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, CurrentISA())}
+	// Tasks of about 64 KiB of weights: few enough atomics, many enough
+	// for balance.
+	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), 65536/rb))
+	pool.RunTasks((N+j.rows-1)/j.rows, j)
+	*j = qJob{}
+	qJobPool.Put(j)
+	return nil
+}
+
+// qDot is a dot product of one quantized weight row (nb blocks at w) with
+// one quantized activation row (qs, block scales d, block sums s).
+type qDot func(nb int, w []byte, qs []int8, d []float32, s []int32) float32
+
+type qJob struct {
+	dt   ir.DType
+	w    []byte
+	rb   int
+	N    int
+	x    *QuantizedActs
+	y    []float32
+	ldy  int
+	rows int
+	dot  qDot
+}
+
+var qJobPool = sync.Pool{New: func() any { return new(qJob) }}
+
+// Task computes rows [t*rows, (t+1)*rows) of the output's columns.
+func (j *qJob) Task(_, t int) {
+	x := j.x
+	nb := x.K / qBlock
+	for n := t * j.rows; n < min(j.N, (t+1)*j.rows); n++ {
+		wr := j.w[n*j.rb : (n+1)*j.rb]
+		for m := 0; m < x.M; m++ {
+			j.y[m*j.ldy+n] = j.dot(nb, wr, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], x.sum[m*nb:(m+1)*nb])
+		}
+	}
+}
+
+// halfToFloat converts an IEEE half (the block scale) to float32.
+func halfToFloat(h uint16) float32 { return ir.F16ToF32(h) }
+
+// dotQ8Generic is the plain-Go Q8_0 × q8 row dot product.
+func dotQ8Generic(nb int, w []byte, qs []int8, d []float32, _ []int32) float32 {
+	var acc float32
+	for b := 0; b < nb; b++ {
+		blk := w[b*34 : b*34+34]
+		a := qs[b*qBlock : b*qBlock+qBlock]
+		var s int32
+		for j, av := range a {
+			s += int32(int8(blk[2+j])) * int32(av)
+		}
+		acc += halfToFloat(binary.LittleEndian.Uint16(blk)) * d[b] * float32(s)
+	}
+	return acc
+}
+
+// dotQ4Generic is the plain-Go Q4_0 × q8 row dot product: the nibbles are
+// used unsigned and the -8 offset is folded in as -8·Σa per block.
+func dotQ4Generic(nb int, w []byte, qs []int8, d []float32, sum []int32) float32 {
+	var acc float32
+	for b := 0; b < nb; b++ {
+		blk := w[b*18 : b*18+18]
+		a := qs[b*qBlock : b*qBlock+qBlock]
+		s := -8 * sum[b]
+		for j := 0; j < 16; j++ {
+			q := blk[2+j]
+			s += int32(q&15)*int32(a[j]) + int32(q>>4)*int32(a[j+16])
+		}
+		acc += halfToFloat(binary.LittleEndian.Uint16(blk)) * d[b] * float32(s)
+	}
+	return acc
+}

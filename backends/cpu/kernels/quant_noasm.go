@@ -1,0 +1,12 @@
+//go:build !amd64 || noasm
+
+package kernels
+
+import "github.com/weftrt/weft/ir"
+
+func qDotFunc(dt ir.DType, _ ISA) qDot {
+	if dt == ir.Q4_0 {
+		return dotQ4Generic
+	}
+	return dotQ8Generic
+}

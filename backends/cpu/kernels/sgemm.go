@@ -1,0 +1,299 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+)
+
+//go:generate go run gen_sgemm.go
+
+// Cache blocking. A KC-deep panel of B (KC×NR floats, 32 KiB for the
+// AVX-512 kernel) stays in L1 while the MC×KC block of packed A (about
+// half of L2) streams past it; B as a whole is expected to live in L3.
+var (
+	kcBlock = 256
+	mcBlock = 512
+)
+
+// The generic (plain Go) micro-tile.
+const (
+	genericMR = 4
+	genericNR = 16
+)
+
+// PackedB is a K×N right-hand matrix packed into the panel layout the
+// SGEMM micro-kernels read: K is cut into blocks of kc rows, N into panels
+// of nr columns (the last one zero-padded), and each (block, panel) is a
+// contiguous kc×nr row-major tile. Pack constant weights once and reuse
+// the PackedB for every call; its layout depends on the ISA level in use
+// when it was packed.
+type PackedB struct {
+	K, N   int
+	nr, kc int
+	isa    ISA
+	data   []float32
+}
+
+// panels returns the number of nr-wide column panels.
+func (p *PackedB) panels() int { return (p.N + p.nr - 1) / p.nr }
+
+// panel returns the packed tile of K block kb and column panel j.
+func (p *PackedB) panel(kb, j int) []float32 {
+	k0 := kb * p.kc
+	kcb := min(p.kc, p.K-k0)
+	off := k0*p.panels()*p.nr + j*kcb*p.nr
+	return p.data[off : off+kcb*p.nr]
+}
+
+// PackedBLen returns the number of float32s PackB needs for a K×N matrix at
+// the current ISA level (for callers that place packed weights themselves,
+// with PackBInto).
+func PackedBLen(K, N int) int {
+	_, nr := archShape(CurrentISA())
+	return K * ((N + nr - 1) / nr) * nr
+}
+
+// PackB packs the K×N row-major matrix b (element (k, n) at b[k*ldb+n]).
+func PackB(b []float32, ldb, K, N int) *PackedB {
+	return PackBInto(make([]float32, PackedBLen(K, N)), b, ldb, K, N, false)
+}
+
+// PackBT packs the K×N matrix given transposed: bt is N×K row-major with
+// element (k, n) at bt[n*ldbt+k] (the [out, in] layout of linear-layer
+// weights and of Gemm with transB=1).
+func PackBT(bt []float32, ldbt, K, N int) *PackedB {
+	return PackBInto(make([]float32, PackedBLen(K, N)), bt, ldbt, K, N, true)
+}
+
+// PackBInto packs into dst (len(dst) >= PackedBLen(K, N)): b is K×N with
+// leading dimension ld, or N×K when trans is set.
+func PackBInto(dst, b []float32, ld, K, N int, trans bool) *PackedB {
+	isa := CurrentISA()
+	_, nr := archShape(isa)
+	p := &PackedB{K: K, N: N, nr: nr, kc: kcBlock, isa: isa}
+	if K < 0 || N < 0 {
+		panic(fmt.Sprintf("kernels: PackB with K=%d N=%d", K, N))
+	}
+	rows, cols := K, N
+	if trans {
+		rows, cols = N, K
+	}
+	checkMatrix("B", b, rows, cols, ld)
+	if n := PackedBLen(K, N); len(dst) < n {
+		panic(fmt.Sprintf("kernels: PackBInto dst has %d floats, want %d", len(dst), n))
+	}
+	p.data = dst[:PackedBLen(K, N)]
+	np := p.panels()
+	for k0 := 0; k0 < K; k0 += p.kc {
+		kcb := min(p.kc, K-k0)
+		for j := 0; j < np; j++ {
+			t := p.panel(k0/p.kc, j)
+			n0 := j * nr
+			nc := min(nr, N-n0)
+			for kk := 0; kk < kcb; kk++ {
+				row := t[kk*nr : kk*nr+nr]
+				if trans {
+					for c := 0; c < nc; c++ {
+						row[c] = b[(n0+c)*ld+k0+kk]
+					}
+				} else {
+					copy(row[:nc], b[(k0+kk)*ld+n0:(k0+kk)*ld+n0+nc])
+				}
+				clear(row[nc:])
+			}
+		}
+	}
+	return p
+}
+
+// checkMatrix panics unless m holds a rows×cols matrix with leading
+// dimension ld. The kernels trust their callers (the CPU backend checks
+// shapes), but a wrong slice must never write out of bounds silently.
+func checkMatrix(name string, m []float32, rows, cols, ld int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ld < cols || len(m) < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("kernels: matrix %s: %d floats with ld %d cannot hold %d×%d", name, len(m), ld, rows, cols))
+	}
+}
+
+// Sgemm computes C = A·B, or C += A·B when accumulate is set, for row-major
+// A (M×K, leading dimension lda), B (K×N, ldb) and C (M×N, ldc), spread
+// over pool (nil: serial). It packs B on every call; pack constant B once
+// with PackB and call SgemmPacked instead.
+func Sgemm(pool *Pool, M, N, K int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	n := PackedBLen(K, N)
+	buf := getFloats(n)
+	pb := PackBInto(*buf, b, ldb, K, N, false)
+	SgemmPacked(pool, M, a, lda, pb, c, ldc, accumulate)
+	putFloats(buf)
+}
+
+// SgemmPacked computes C = A·B (or C += A·B) with B pre-packed: A is M×K
+// (leading dimension lda), C is M×N (ldc), K and N come from pb.
+func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool) {
+	K, N := pb.K, pb.N
+	checkMatrix("A", a, M, K, lda)
+	checkMatrix("C", c, M, N, ldc)
+	if M == 0 || N == 0 {
+		return
+	}
+	if K == 0 {
+		if !accumulate {
+			for i := 0; i < M; i++ {
+				clear(c[i*ldc : i*ldc+N])
+			}
+		}
+		return
+	}
+	isa := pb.isa
+	if isa > CurrentISA() {
+		isa = CurrentISA()
+	}
+	mr, nr := archShape(pb.isa)
+	if nr != pb.nr {
+		panic("kernels: PackedB panel width does not match its ISA")
+	}
+	j := jobPool.Get().(*sgemmJob)
+	*j = sgemmJob{M: M, a: a, lda: lda, pb: pb, c: c, ldc: ldc, acc: accumulate, mr: mr, nr: nr, isa: isa}
+	// M blocks of at most mcBlock rows (a multiple of mr), then enough
+	// column chunks that the pool can balance the load.
+	mBlocks := (M + mcBlock - 1) / mcBlock
+	j.mc = roundUp((M+mBlocks-1)/mBlocks, mr)
+	mBlocks = (M + j.mc - 1) / j.mc
+	np := pb.panels()
+	chunks := 1
+	if w := pool.Workers(); w > 1 {
+		chunks = min(np, max(1, (6*w+mBlocks-1)/mBlocks))
+	}
+	j.chunk = (np + chunks - 1) / chunks
+	j.nChunks = (np + j.chunk - 1) / j.chunk
+	pool.RunTasks(mBlocks*j.nChunks, j)
+	*j = sgemmJob{}
+	jobPool.Put(j)
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+// sgemmJob is one SgemmPacked call; task t is M block t/nChunks times
+// column chunk t%nChunks.
+type sgemmJob struct {
+	M      int
+	a      []float32
+	lda    int
+	pb     *PackedB
+	c      []float32
+	ldc    int
+	acc    bool
+	mr, nr int
+	isa    ISA
+
+	mc             int
+	chunk, nChunks int
+}
+
+var jobPool = sync.Pool{New: func() any { return new(sgemmJob) }}
+
+// sgemmScratch is one worker's packed A block and edge tile.
+type sgemmScratch struct {
+	a    []float32
+	tile [14 * 32]float32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(sgemmScratch) }}
+
+// Task runs one (M block, column chunk) of the product.
+func (j *sgemmJob) Task(_, t int) {
+	pb := j.pb
+	mb, nc := t/j.nChunks, t%j.nChunks
+	i0 := mb * j.mc
+	mcb := min(j.mc, j.M-i0)
+	p0 := nc * j.chunk
+	p1 := min(p0+j.chunk, pb.panels())
+	s := scratchPool.Get().(*sgemmScratch)
+	if need := j.mc * min(pb.kc, pb.K); cap(s.a) < need {
+		s.a = make([]float32, need)
+	}
+	for kb := 0; kb*pb.kc < pb.K; kb++ {
+		k0 := kb * pb.kc
+		kcb := min(pb.kc, pb.K-k0)
+		packA(s.a, j.a, j.lda, i0, mcb, k0, kcb, j.mr)
+		acc := j.acc || kb > 0
+		for p := p0; p < p1; p++ {
+			bp := pb.panel(kb, p)
+			n0 := p * j.nr
+			ncols := min(j.nr, pb.N-n0)
+			for ir := 0; ir < mcb; ir += j.mr {
+				rows := min(j.mr, mcb-ir)
+				ap := s.a[ir*kcb : (ir+rows)*kcb]
+				j.micro(rows, ncols, kcb, ap, bp, j.c[(i0+ir)*j.ldc+n0:], acc, s)
+			}
+		}
+	}
+	scratchPool.Put(s)
+}
+
+// micro computes one rows×ncols tile of C with the best kernel for the job.
+func (j *sgemmJob) micro(rows, ncols, kcb int, ap, bp, c []float32, acc bool, s *sgemmScratch) {
+	fn := archKernel(j.isa, j.nr, rows)
+	iacc := 0
+	if acc {
+		iacc = 1
+	}
+	switch {
+	case fn == nil:
+		genericKernel(rows, ncols, kcb, j.nr, ap, bp, c, j.ldc, acc)
+	case j.isa >= AVX512:
+		// Masked loads and stores handle the column edge.
+		fn(kcb, &ap[0], &bp[0], &c[0], j.ldc, uint32(uint64(1)<<ncols-1), iacc)
+	case ncols == j.nr:
+		fn(kcb, &ap[0], &bp[0], &c[0], j.ldc, 0, iacc)
+	default:
+		// Column edge without masks: compute the full tile aside, then
+		// add or copy the valid columns.
+		t := s.tile[:rows*j.nr]
+		fn(kcb, &ap[0], &bp[0], &t[0], j.nr, 0, 0)
+		for r := 0; r < rows; r++ {
+			src := t[r*j.nr : r*j.nr+ncols]
+			dst := c[r*j.ldc : r*j.ldc+ncols]
+			if acc {
+				for i, v := range src {
+					dst[i] += v
+				}
+			} else {
+				copy(dst, src)
+			}
+		}
+	}
+}
+
+// packA packs rows [i0, i0+mcb) × columns [k0, k0+kcb) of A into dst as
+// panels of mr rows (the last may be shorter), each stored k-major:
+// element (r, kk) of the panel starting at row ir is dst[ir*kcb+kk*rows+r].
+func packA(dst, a []float32, lda, i0, mcb, k0, kcb, mr int) {
+	for ir := 0; ir < mcb; ir += mr {
+		rows := min(mr, mcb-ir)
+		d := dst[ir*kcb : (ir+rows)*kcb]
+		for r := 0; r < rows; r++ {
+			src := a[(i0+ir+r)*lda+k0 : (i0+ir+r)*lda+k0+kcb]
+			for kk, v := range src {
+				d[kk*rows+r] = v
+			}
+		}
+	}
+}
+
+// floatBufs recycles the B packing buffers of Sgemm.
+var floatBufs sync.Pool
+
+func getFloats(n int) *[]float32 {
+	if p, ok := floatBufs.Get().(*[]float32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]float32, n)
+	return &b
+}
+
+func putFloats(p *[]float32) { floatBufs.Put(p) }

@@ -1,0 +1,347 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/cpu/ref"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/plan"
+)
+
+// The planned-kernel protocol. CompilePlanned turns a partition into a list
+// of steps over dense value slots. A step whose node has static shapes and
+// an "into" kernel (intoBuilders) writes its outputs into preallocated
+// tensors: views of the device arena at the plan's offsets, or the caller's
+// destination for graph outputs. Every other step runs the reference kernel
+// (which allocates) and copies the result into the planned tensor when it
+// has one. Shapes are checked at run time, so an into kernel only ever runs
+// on the shapes it was built for; anything else takes the reference path.
+
+// slot kinds: where a value's tensor comes from.
+const (
+	slotLoad    = iota // read from the Env at the start of a run
+	slotConst          // a constant, bound once per state
+	slotPlanned        // a view of the arena
+	slotPrivate        // static size but not planned: the state's own tensor
+	slotOutput         // a graph output: the runtime's destination, if any
+	slotDynamic        // size known only at run time: whatever the kernel returns
+)
+
+type slotInfo struct {
+	v     *ir.Value
+	kind  int
+	shape []int64 // static shape (nil for dynamic)
+	off   int64   // arena offset (slotPlanned)
+	bytes int64
+}
+
+// step is one node.
+type step struct {
+	n       *ir.Node
+	k       ref.Kernel
+	into    intoKernel
+	in, out []int // slot indices; -1 for an absent optional input
+	store   []bool
+	a0      int // args[a0:] holds in, then out
+}
+
+// plannedExe is a partition compiled for arena execution.
+type plannedExe struct {
+	executable // the plain path, for Run without a state
+	slots      []slotInfo
+	loads      []int
+	steps      []step
+	nargs      int
+	arenaSize  int64
+}
+
+// CompilePlanned implements backends.PlanCompiler.
+func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Executable, error) {
+	for _, n := range part.Nodes {
+		if err := d.Supports(n); err != nil {
+			return nil, fmt.Errorf("cpu: node %v: %w", n, err)
+		}
+	}
+	e := &plannedExe{executable: executable{nodes: part.Nodes}, arenaSize: -1}
+	for _, a := range p.Arenas {
+		if a.Device == DeviceName {
+			e.arenaSize = a.Size
+		}
+	}
+	buf := map[*ir.Value]plan.Buffer{}
+	for _, b := range p.Buffers {
+		buf[b.Value] = b
+	}
+	isOut := map[*ir.Value]bool{}
+	for _, o := range p.Graph.Outputs {
+		isOut[o] = true
+	}
+	store := map[*ir.Value]bool{}
+	for _, o := range part.Outputs {
+		store[o] = true
+	}
+	for _, n := range part.Nodes {
+		for _, sg := range n.Subgraphs() {
+			for _, v := range sg.OuterRefs() {
+				store[v] = true
+			}
+		}
+	}
+	slotOf := map[*ir.Value]int{}
+	newSlot := func(si slotInfo) int {
+		slotOf[si.v] = len(e.slots)
+		e.slots = append(e.slots, si)
+		return len(e.slots) - 1
+	}
+	for _, n := range part.Nodes {
+		st := step{n: n, a0: e.nargs}
+		st.k, _ = ref.Lookup(n.Op)
+		for _, v := range n.Inputs {
+			if v == nil {
+				st.in = append(st.in, -1)
+				continue
+			}
+			s, ok := slotOf[v]
+			if !ok {
+				if v.Const != nil {
+					s = newSlot(slotInfo{v: v, kind: slotConst, shape: append([]int64{}, v.Const.Shape...)})
+				} else {
+					s = newSlot(slotInfo{v: v, kind: slotLoad, shape: staticShape(v)})
+					e.loads = append(e.loads, s)
+				}
+			}
+			st.in = append(st.in, s)
+		}
+		for _, o := range n.Outputs {
+			si := slotInfo{v: o, kind: slotDynamic, shape: staticShape(o), off: -1}
+			b, planned := buf[o]
+			switch {
+			case isOut[o]:
+				si.kind = slotOutput
+			case si.shape == nil || !o.DType.Valid():
+				si.shape = nil
+			case planned && b.Offset >= 0 && b.Device == DeviceName:
+				if e.arenaSize < 0 || b.Offset+b.Bytes > e.arenaSize || o.DType.Bytes(ir.NumElements(si.shape)) != b.Bytes {
+					return nil, fmt.Errorf("cpu: the plan places %v at [%d, %d), outside the %d-byte cpu arena or at the wrong size", o, b.Offset, b.Offset+b.Bytes, e.arenaSize)
+				}
+				si.kind, si.off, si.bytes = slotPlanned, b.Offset, b.Bytes
+			default:
+				si.kind = slotPrivate
+			}
+			st.out = append(st.out, newSlot(si))
+			st.store = append(st.store, store[o])
+		}
+		st.into = buildInto(n, e.slots, st.in, st.out)
+		e.nargs += len(st.in) + len(st.out)
+		e.steps = append(e.steps, st)
+	}
+	return e, nil
+}
+
+// staticShape returns v's shape as ints when it is fully known, else nil.
+func staticShape(v *ir.Value) []int64 {
+	if v == nil || !v.Shape.Static() {
+		return nil
+	}
+	s := v.Shape.Ints()
+	if s == nil {
+		s = []int64{}
+	}
+	return s
+}
+
+// NewState implements backends.StatefulExecutable.
+func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error) {
+	var mem []byte
+	if e.arenaSize > 0 {
+		if arena == nil || arena.Host() == nil || int64(len(arena.Host())) < e.arenaSize {
+			return nil, fmt.Errorf("cpu: the partition needs a host arena of %d bytes", e.arenaSize)
+		}
+		mem = arena.Host()[:e.arenaSize]
+	}
+	s := &execState{e: e, arena: mem, slots: make([]*ir.Tensor, len(e.slots)), home: make([]*ir.Tensor, len(e.slots)), args: make([]*ir.Tensor, e.nargs)}
+	for i, si := range e.slots {
+		switch si.kind {
+		case slotConst:
+			s.slots[i] = si.v.Const
+		case slotPlanned:
+			s.home[i] = &ir.Tensor{DType: si.v.DType, Shape: si.shape, Data: mem[si.off : si.off+si.bytes : si.off+si.bytes]}
+		case slotPrivate:
+			if si.v.DType.Bytes(ir.NumElements(si.shape)) >= 0 {
+				s.home[i] = ir.NewTensor(si.v.DType, si.shape)
+			}
+		}
+	}
+	return s, nil
+}
+
+// execState is the storage of one run of a plannedExe.
+type execState struct {
+	e     *plannedExe
+	arena []byte
+	slots []*ir.Tensor // the current tensor of each value
+	home  []*ir.Tensor // the preallocated tensor of planned and private values
+	args  []*ir.Tensor
+	rctx  ref.Context
+}
+
+// Run executes the partition; see backends.ExecState for the outputs.
+func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
+	e := s.e
+	cur := -1
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("node %v: kernel panicked: %v", e.steps[cur].n, r)
+		}
+	}()
+	for _, i := range e.loads {
+		s.slots[i] = env.Get(e.slots[i].v)
+	}
+	s.rctx.Ctx, s.rctx.Env = ctx, env
+	for i := range e.steps {
+		cur = i
+		st := &e.steps[i]
+		if ctx != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		in := s.args[st.a0 : st.a0+len(st.in)]
+		for k, si := range st.in {
+			if si < 0 {
+				in[k] = nil
+				continue
+			}
+			if in[k] = s.slots[si]; in[k] == nil {
+				return fmt.Errorf("node %v: input %d (%v) has no value", st.n, k, e.slots[si].v)
+			}
+		}
+		out := s.args[st.a0+len(st.in) : st.a0+len(st.in)+len(st.out)]
+		if s.intoReady(st, in, out, env) {
+			if err := st.into(in, out); err != nil {
+				return fmt.Errorf("node %v: %w", st.n, err)
+			}
+			for k, si := range st.out {
+				s.slots[si] = out[k]
+			}
+		} else if err := s.fallback(st, in, env); err != nil {
+			return err
+		}
+		for k, si := range st.out {
+			if st.store[k] {
+				env.Set(e.slots[si].v, s.slots[si])
+			}
+		}
+	}
+	return nil
+}
+
+// intoReady reports whether st's into kernel can run: the inputs have the
+// shapes it was built for and every output has a tensor to write into.
+func (s *execState) intoReady(st *step, in, out []*ir.Tensor, env *backends.Env) bool {
+	if st.into == nil {
+		return false
+	}
+	e := s.e
+	for k, si := range st.in {
+		if si >= 0 && !fits(in[k], e.slots[si].v.DType, e.slots[si].shape) {
+			return false
+		}
+	}
+	for k, si := range st.out {
+		info := &e.slots[si]
+		switch info.kind {
+		case slotPlanned, slotPrivate:
+			out[k] = s.home[si]
+		case slotOutput:
+			out[k] = nil
+			if info.shape == nil {
+				return false
+			}
+			if t := env.Get(info.v); t != nil && fits(t, info.v.DType, info.shape) && aligned(t) {
+				out[k] = t
+			} else if info.v.DType.Bytes(ir.NumElements(info.shape)) >= 0 {
+				out[k] = ir.NewTensor(info.v.DType, info.shape) // no destination: the caller owns a new one
+			}
+		default:
+			out[k] = nil
+		}
+		if out[k] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// fallback runs the reference kernel and moves its results into place.
+func (s *execState) fallback(st *step, in []*ir.Tensor, env *backends.Env) error {
+	e := s.e
+	res, err := st.k(&s.rctx, st.n, in)
+	if err != nil {
+		return fmt.Errorf("node %v: %w", st.n, err)
+	}
+	if len(res) != len(st.out) {
+		return fmt.Errorf("node %v: kernel returned %d outputs, want %d", st.n, len(res), len(st.out))
+	}
+	for k, si := range st.out {
+		t := res[k]
+		if t == nil {
+			return fmt.Errorf("node %v: kernel returned no tensor for output %d", st.n, k)
+		}
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("node %v: output %d: %w", st.n, k, err)
+		}
+		var dst *ir.Tensor
+		switch e.slots[si].kind {
+		case slotPlanned, slotPrivate:
+			dst = s.home[si]
+		case slotOutput:
+			dst = env.Get(e.slots[si].v)
+		}
+		switch {
+		case dst != nil && dst != t && fits(t, dst.DType, dst.Shape) && len(dst.Data) == len(t.Data):
+			copy(dst.Data, t.Data)
+			t = dst
+		case s.inArena(t):
+			// A kernel may return a view of an input; an arena view must
+			// not outlive the input's slot.
+			t = t.Clone()
+		}
+		s.slots[si] = t
+	}
+	return nil
+}
+
+// inArena reports whether t's data lies in the state's arena.
+func (s *execState) inArena(t *ir.Tensor) bool {
+	if len(s.arena) == 0 || len(t.Data) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.arena)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(t.Data)))
+	return p >= base && p < base+uintptr(len(s.arena))
+}
+
+// fits reports whether t has dtype dt and static shape shape (nil: unknown).
+func fits(t *ir.Tensor, dt ir.DType, shape []int64) bool {
+	if t == nil || shape == nil || t.DType != dt || len(t.Shape) != len(shape) {
+		return false
+	}
+	for i, d := range shape {
+		if t.Shape[i] != d {
+			return false
+		}
+	}
+	return int64(len(t.Data)) == dt.Bytes(ir.NumElements(shape))
+}
+
+// aligned reports whether t's data can be viewed as its element type.
+func aligned(t *ir.Tensor) bool {
+	if len(t.Data) == 0 {
+		return true
+	}
+	return uintptr(unsafe.Pointer(unsafe.SliceData(t.Data)))%8 == 0
+}

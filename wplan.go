@@ -1,0 +1,116 @@
+package weft
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/plan"
+	"github.com/weftrt/weft/runtime"
+)
+
+// Compiled plans: writing a scheduled plan to a .wplan file and running one
+// without compiling again. The format is described in docs/plan-format.md.
+
+// Version is the weft version recorded in the plan files it writes.
+const Version = "0.1.0-dev"
+
+// PlanExt is the file extension of compiled plans.
+const PlanExt = ".wplan"
+
+// IsPlanFile reports whether path names a compiled plan (by its extension).
+func IsPlanFile(path string) bool { return strings.EqualFold(filepath.Ext(path), PlanExt) }
+
+// PlanMeta returns the metadata weft records in a plan file: the producer,
+// weft's version, the compile options and the source model's base name.
+// It holds nothing that varies between runs (no time, no path), so that
+// compiling the same model with the same options gives the same bytes.
+func PlanMeta(opts Options, source string) map[string]string {
+	return map[string]string{
+		"producer":     "weft",
+		"weft_version": Version,
+		"options":      OptionsString(opts),
+		"source":       filepath.Base(source),
+	}
+}
+
+// OptionsString renders the options that shape a compiled plan, in a
+// fixed order: "-O2 quantize=q8_0 policy=all layers=a,b pin=Op=dev".
+func OptionsString(opts Options) string {
+	parts := []string{fmt.Sprintf("-O%d", opts.OptLevel)}
+	q := opts.Quantize
+	if q.Type != "" {
+		parts = append(parts, "quantize="+q.Type)
+	}
+	if q.Policy != "" {
+		parts = append(parts, "policy="+q.Policy)
+	}
+	if len(q.Layers) > 0 {
+		parts = append(parts, "layers="+strings.Join(q.Layers, ","))
+	}
+	keys := make([]string, 0, len(opts.Pins))
+	for k := range opts.Pins {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, "pin="+k+"="+opts.Pins[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// SavePlan writes the compiled plan p to path (see plan.WriteFile),
+// recording opts and the source model's name in its metadata.
+func SavePlan(path string, p *plan.Plan, opts Options, source string) error {
+	return plan.WriteFile(path, p, PlanMeta(opts, source))
+}
+
+// OpenPlan opens a compiled plan file and prepares it for running: the
+// graph, schedule and memory plan come from the file as they are (no pass
+// runs again), the weights stay in the file mapping (pages are read as
+// kernels touch them), and each partition is compiled on the device it
+// names. Of opts only VerifyWeights applies: the compile options were fixed
+// when the plan was written (Model.PlanMeta records them).
+func OpenPlan(path string, opts Options) (*Model, error) {
+	f, err := plan.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newPlanModel(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func newPlanModel(f *plan.File, opts Options) (*Model, error) {
+	if opts.VerifyWeights {
+		if err := f.VerifyWeights(); err != nil {
+			return nil, err
+		}
+	}
+	devs, err := backends.AllDevices()
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	var names []string
+	for _, d := range devs {
+		have[d.Name()] = true
+		names = append(names, d.Name())
+	}
+	for _, part := range f.Plan.Partitions {
+		if !have[part.Device] {
+			return nil, fmt.Errorf("weft: %s: partition %d runs on device %q, which this program does not have (devices: %s); recompile the model here",
+				f.Path, part.Index, part.Device, strings.Join(names, ", "))
+		}
+	}
+	s, err := runtime.NewSession(f.Plan, devs)
+	if err != nil {
+		return nil, fmt.Errorf("weft: %s: %w", f.Path, err)
+	}
+	return &Model{Graph: f.Plan.Graph, Plan: f.Plan, Session: s, PlanMeta: f.Meta, closer: f}, nil
+}
