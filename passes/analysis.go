@@ -16,6 +16,19 @@ func (u *Uses) SingleUser(v *ir.Value) *ir.Node {
 	return nil
 }
 
+// producer returns the node defining v when its op is one of ops.
+func producer(v *ir.Value, ops ...string) *ir.Node {
+	if v == nil || v.Producer == nil {
+		return nil
+	}
+	for _, op := range ops {
+		if v.Producer.Op == op {
+			return v.Producer
+		}
+	}
+	return nil
+}
+
 // nondeterministic lists the ops whose outputs differ from run to run on the
 // same inputs: they are never folded or merged.
 var nondeterministic = map[string]bool{

@@ -133,9 +133,18 @@ func foldIntoConv(sg *ir.Graph, n *ir.Node, uses *Uses, dead map[*ir.Node]bool) 
 	wt := w.Const
 	nw := ir.NewTensor(dt, wt.Shape)
 	per := nw.Len() / int(c)
-	for o := 0; o < int(c); o++ {
-		for j := o * per; j < (o+1)*per; j++ {
-			nw.SetFloat64(j, wt.Float64(j)*aff.scale[o])
+	if dt == ir.Float32 { // the common case, without per-element dispatch
+		src, dst := wt.Float32s(), nw.Float32s()
+		for o := 0; o < int(c); o++ {
+			for j := o * per; j < (o+1)*per; j++ {
+				dst[j] = float32(float64(src[j]) * aff.scale[o])
+			}
+		}
+	} else {
+		for o := 0; o < int(c); o++ {
+			for j := o * per; j < (o+1)*per; j++ {
+				nw.SetFloat64(j, wt.Float64(j)*aff.scale[o])
+			}
 		}
 	}
 	nb := ir.NewTensor(dt, []int64{c})

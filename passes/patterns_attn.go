@@ -115,7 +115,11 @@ func (r *rewriter) attention(n *ir.Node) bool {
 	k := src
 	if !slices.Equal(perm, []int64{0, 1, 2, 3}) {
 		kShape := ir.Shape{ks[0], ks[1], ks[3], ks[2]}
-		t := r.node("Transpose", nameOf(n)+"/k", ir.Attrs{"perm": {Kind: ir.AttrInts, Ints: perm}}, nil, y.DType, kShape, src)
+		name := ""
+		if n.Name != "" {
+			name = n.Name + "/k"
+		}
+		t := r.node("Transpose", name, ir.Attrs{"perm": {Kind: ir.AttrInts, Ints: perm}}, nil, y.DType, kShape, src)
 		nodes, k = append(nodes, t), t.Outputs[0]
 	}
 	inputs := []*ir.Value{q, k, v}

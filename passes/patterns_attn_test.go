@@ -119,3 +119,17 @@ func TestPatternsAttention(t *testing.T) {
 	require.Equal(t, []int64{0, 2, 1, 3}, g.Nodes[0].AttrInts("perm", nil))
 	require.Equal(t, "f32[1,2,5,8]", typeOf(g.Nodes[0].Outputs[0]))
 }
+
+// The head-splitting graph of golden_test.go (shapes computed at run time,
+// symbolic batch and sequence) gets its attention recognized at -O2 once
+// folding has made the scale a constant, and computes the same as at -O0.
+func TestPatternsAttentionDynamic(t *testing.T) {
+	g0, g2 := attention(t), attention(t)
+	_, err := Run(g0, Options{Level: 0, Verify: true})
+	require.NoError(t, err)
+	_, err = Run(g2, Options{Level: 2, Verify: true, Eval: fuseEvalNode})
+	require.NoError(t, err)
+	require.Contains(t, ops(g2), "Attention")
+	require.NotContains(t, ops(g2), "Softmax")
+	sameOutputs(t, g0, g2)
+}

@@ -49,6 +49,9 @@ type QuantReport struct {
 	RelErr float64
 	// Skipped says why the weight was left as it is ("" when quantized).
 	Skipped string
+	// KeptFloat is set when the float weight stays as well, because other
+	// nodes (a Gather of a tied embedding, a skipped product) read it.
+	KeptFloat bool
 }
 
 // Policy names (QuantizeOptions.Policy).
@@ -73,6 +76,7 @@ type quantScheme struct {
 func (s quantScheme) suffix() string { return "_" + s.dt.String() }
 
 func parseQuantType(s string) (quantScheme, error) {
+	s = strings.ToLower(s)
 	if s == "int8-per-channel" {
 		return quantScheme{s, ir.Int8}, nil
 	}
@@ -190,7 +194,16 @@ func finite(t *ir.Tensor) bool {
 // constant the same way.
 type encoded struct {
 	wq, scales *ir.Value
-	rep        *QuantReport
+	relErr     float64
+}
+
+// newConst returns a constant value of g that is not yet in g.Consts: the
+// pass adds its constants only once nothing can fail any more, so that an
+// error leaves the graph as it was.
+func newConst(g *ir.Graph, name string, t *ir.Tensor) *ir.Value {
+	v := g.NewValue(name, t.DType, ir.ShapeOf(t.Shape))
+	v.Const = t
+	return v
 }
 
 // encKey identifies a weight as read by a node: Gemm with transB reads
@@ -232,6 +245,7 @@ func quantizeGraph(g *ir.Graph, uses *Uses, opts QuantizeOptions) ([]QuantReport
 	}
 
 	var ch Change
+	var added []*ir.Value // new constants, committed at the end
 	enc := map[encKey]*encoded{}
 	replace := map[*ir.Node][]*ir.Node{}
 	for _, c := range cands {
@@ -245,64 +259,76 @@ func quantizeGraph(g *ir.Graph, uses *Uses, opts QuantizeOptions) ([]QuantReport
 			if e, err = encodeWeight(c, s); err != nil {
 				return nil, Change{}, fmt.Errorf("passes: quantize: weight %q: %w", c.w.Name, err)
 			}
-			if math.IsNaN(e.rep.RelErr) || math.IsInf(e.rep.RelErr, 0) {
-				c.skip = "values out of the range of the format's scales"
+			if e.wq == nil {
 				if r.Skipped == "" {
-					r.Skipped = c.skip
+					r.Skipped = "values out of the range of the format's scales"
 				}
 				continue
 			}
 			enc[key] = e
 			for _, v := range []*ir.Value{e.wq, e.scales} {
 				if v != nil {
-					ch.Consts--
-					ch.BytesSaved -= int64(len(v.Const.Data))
+					added = append(added, v)
 					r.BytesAfter += int64(len(v.Const.Data))
 				}
 			}
-			r.RelErr = e.rep.RelErr
+			r.RelErr = e.relErr
 		}
 		r.Skipped = ""
 		nodes, consts, err := rewriteQuantized(c, e)
 		if err != nil {
 			return nil, Change{}, fmt.Errorf("passes: quantize: node %v: %w", c.n, err)
 		}
+		added = append(added, consts...)
 		replace[c.n] = nodes
 		ch.Removed++
 		ch.Added += len(nodes)
-		for _, v := range consts {
-			ch.Consts--
-			ch.BytesSaved -= int64(len(v.Const.Data))
-		}
 	}
-	if len(replace) > 0 {
-		g.Walk(func(sg *ir.Graph) {
-			var nodes []*ir.Node
-			for _, n := range sg.Nodes {
-				if r, ok := replace[n]; ok {
-					nodes = append(nodes, r...)
-				} else {
-					nodes = append(nodes, n)
-				}
-			}
-			sg.Nodes = nodes
-		})
-		// Drop the float weights nothing reads any more.
-		after := ComputeUses(g)
-		for key := range enc {
-			w := key.w
-			if after.Count(w) == 0 && slices.Contains(w.Graph.Consts, w) {
-				w.Graph.Consts = slices.DeleteFunc(w.Graph.Consts, func(v *ir.Value) bool { return v == w })
-				ch.Consts++
-				ch.BytesSaved += int64(len(w.Const.Data))
+	if len(replace) == 0 {
+		return reportLines(reps), ch, nil
+	}
+
+	// Commit: the new constants, the new nodes in place of the old ones.
+	for _, v := range added {
+		v.Graph.Consts = append(v.Graph.Consts, v)
+		ch.Consts--
+		ch.BytesSaved -= int64(len(v.Const.Data))
+	}
+	g.Walk(func(sg *ir.Graph) {
+		var nodes []*ir.Node
+		for _, n := range sg.Nodes {
+			if r, ok := replace[n]; ok {
+				nodes = append(nodes, r...)
+			} else {
+				nodes = append(nodes, n)
 			}
 		}
+		sg.Nodes = nodes
+	})
+	// Drop the float weights nothing reads any more.
+	after := ComputeUses(g)
+	for key := range enc {
+		w := key.w
+		if !slices.Contains(w.Graph.Consts, w) {
+			continue // the other reading of the same constant dropped it
+		}
+		if after.Count(w) > 0 {
+			byWeight[w].KeptFloat = true
+			continue
+		}
+		w.Graph.Consts = slices.DeleteFunc(w.Graph.Consts, func(v *ir.Value) bool { return v == w })
+		ch.Consts++
+		ch.BytesSaved += int64(len(w.Const.Data))
 	}
+	return reportLines(reps), ch, nil
+}
+
+func reportLines(reps []*QuantReport) []QuantReport {
 	out := make([]QuantReport, len(reps))
 	for i, r := range reps {
 		out[i] = *r
 	}
-	return out, ch, nil
+	return out
 }
 
 // floatMatrix returns the weight as the [N, K] float32 matrix QMatMul
@@ -323,8 +349,9 @@ func floatMatrix(c *qcand) []float32 {
 	return out
 }
 
-// encodeWeight quantizes c's weight and adds the new constants to the
-// graph that holds the weight.
+// encodeWeight quantizes c's weight into new (uncommitted) constants of
+// the graph that holds the weight; it leaves wq nil when the format cannot
+// represent the weight (a block scale beyond f16's range).
 func encodeWeight(c *qcand, s quantScheme) (*encoded, error) {
 	w := floatMatrix(c)
 	shape := []int64{c.nn, c.k}
@@ -344,17 +371,17 @@ func encodeWeight(c *qcand, s quantScheme) (*encoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &encoded{rep: &QuantReport{RelErr: quant.RelError(w, deq.Float32s())}}
+	e := &encoded{relErr: quant.RelError(w, deq.Float32s())}
+	if math.IsNaN(e.relErr) || math.IsInf(e.relErr, 0) {
+		return e, nil // an f16 block scale overflowed: leave the weight alone
+	}
 	name := c.w.Name
 	if name == "" {
 		name = prefix(c.n) + "_weight"
 	}
-	if math.IsNaN(e.rep.RelErr) || math.IsInf(e.rep.RelErr, 0) {
-		return e, nil
-	}
-	e.wq = c.w.Graph.AddConst(name+s.suffix(), wq)
+	e.wq = newConst(c.w.Graph, name+s.suffix(), wq)
 	if sc != nil {
-		e.scales = c.w.Graph.AddConst(name+"_scales", sc)
+		e.scales = newConst(c.w.Graph, name+"_scales", sc)
 	}
 	return e, nil
 }
@@ -405,7 +432,7 @@ func rewriteQuantized(c *qcand, e *encoded) ([]*ir.Node, []*ir.Value, error) {
 					}
 					t := ir.NewTensor(c.w.Const.DType, nil) // X, W and Y share the dtype
 					t.SetFloat64(0, float64(n.AttrFloat(attr, 0)))
-					v := c.g.AddConst(prefix(n)+"_"+strings.TrimPrefix(attr, "activation_"), t)
+					v := newConst(c.g, prefix(n)+"_"+strings.TrimPrefix(attr, "activation_"), t)
 					consts = append(consts, v)
 					return v
 				}
@@ -465,7 +492,12 @@ func writeQuantized(w io.Writer, reps []QuantReport) {
 		}
 		before += r.BytesBefore
 		after += r.BytesAfter
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t-> %d\t%.3e\n", name, shape, r.Type, r.BytesBefore, r.BytesAfter, r.RelErr)
+		kept := ""
+		if r.KeptFloat {
+			after += r.BytesBefore
+			kept = "  (float copy kept for other readers)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t-> %d\t%.3e%s\n", name, shape, r.Type, r.BytesBefore, r.BytesAfter, r.RelErr, kept)
 	}
 	tw.Flush()
 	if before > 0 {

@@ -457,10 +457,19 @@ func TestQuantizeTiedEmbedding(t *testing.T) {
 	require.Equal(t, map[string]string{"tied": "embedding (read by Gather)", "head": "head (last weight before a model output)"}, skipped)
 
 	g := built(t, build)
-	_, ch, err := Quantize(g, QuantizeOptions{Type: "q8_0", Policy: "all"})
+	reps, ch, err := Quantize(g, QuantizeOptions{Type: "q8_0", Policy: "all"})
 	require.NoError(t, err)
 	require.Equal(t, -1, ch.Consts, "tied stays for the Gather; its q8_0 copy is added")
 	require.Len(t, g.Consts, 4)
+	require.Equal(t, []string{"w1", "tied", "head"}, []string{reps[0].Weight, reps[1].Weight, reps[2].Weight}, "model order")
+	require.True(t, reps[1].KeptFloat)
+	require.False(t, reps[0].KeptFloat)
+	q8 := func(k, n int) int { return k * n / 32 * 34 }
+	require.Equal(t, (64*64*4-q8(64, 64))+(64*8*4-q8(64, 8))-q8(64, 64), int(ch.BytesSaved), "w1 and head saved, tied's copy added")
+	var sb strings.Builder
+	writeQuantized(&sb, reps)
+	require.Contains(t, sb.String(), "(float copy kept for other readers)")
+	require.Contains(t, sb.String(), "quantized 34816 -> 25632 bytes (73.6%)")
 }
 
 func TestQuantizeErrorsAndNoOp(t *testing.T) {

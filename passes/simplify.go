@@ -9,6 +9,7 @@ import (
 //
 //	Reshape/Flatten/Squeeze/Unsqueeze chain back to x's own shape  -> x
 //	Reshape(any of those(x), s)                    -> Reshape(x, s)
+//	Reshape(x, Concat(dims of x's own shape, c))   -> Reshape(x, [0,...,c])
 //	Transpose(Transpose(x, p), q)                  -> Transpose(x, p∘q), or x
 //	x*1, 1*x, x+0, 0+x, x-0, x/1 (constants)       -> x
 //	Cast(x) to x's dtype, CastLike likewise        -> x
@@ -54,19 +55,6 @@ func (sp *simplifier) bypass(n *ir.Node, x *ir.Value) bool {
 	return len(n.Outputs) >= 1 && sp.r.replace(n.Outputs[0], x)
 }
 
-// producer returns the node defining v when its op is one of ops.
-func producer(v *ir.Value, ops ...string) *ir.Node {
-	if v == nil || v.Producer == nil {
-		return nil
-	}
-	for _, op := range ops {
-		if v.Producer.Op == op {
-			return v.Producer
-		}
-	}
-	return nil
-}
-
 var reshapeLike = []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
 func (sp *simplifier) node(n *ir.Node) {
@@ -89,6 +77,7 @@ func (sp *simplifier) node(n *ir.Node) {
 			v = sp.r.resolve(p.In(0))
 		}
 		if n.Op == "Reshape" {
+			sp.reshapeTarget(n)
 			sp.reshapeChain(n)
 		}
 	case "Transpose":
@@ -166,6 +155,113 @@ func (sp *simplifier) reshapeChain(n *ir.Node) {
 	sp.ch.Rewired++
 }
 
+// reshapeTarget turns the target exporters compute for a Reshape that
+// keeps some leading dims, Concat(Unsqueeze(Gather(Shape(x), i)), ...,
+// constants), into one constant: element i of the target is dim i of x
+// itself, which a 0 says (allowzero unset: "copy the input's dim"). The
+// shape arithmetic then dies even when those dims are symbolic.
+func (sp *simplifier) reshapeTarget(n *ir.Node) {
+	x, t := sp.r.resolve(n.In(0)), n.In(1)
+	if n.AttrInt("allowzero", 0) != 0 || x == nil || x.Shape == nil || t == nil || t.IsConst() || len(t.Shape) != 1 {
+		return
+	}
+	cat := producer(t, "Concat")
+	if cat == nil || len(cat.Outputs) != 1 {
+		return
+	}
+	var dims []int64
+	for _, p := range cat.Inputs {
+		d, ok := sp.targetPiece(sp.r.resolve(p), x, len(dims))
+		if !ok {
+			return
+		}
+		dims = append(dims, d...)
+	}
+	if int64(len(dims)) != t.Shape.NumElements() {
+		return
+	}
+	n.Inputs[1] = sp.g.AddConst(prefix(n)+"_shape", ir.FromInt64([]int64{int64(len(dims))}, dims))
+	sp.ch.Rewired++
+	sp.ch.Consts--
+	sp.ch.BytesSaved -= int64(8 * len(dims))
+}
+
+// targetPiece returns the elements of one Concat operand of a Reshape
+// target starting at position pos: the values of a 1-D integer constant, or
+// 0 for Unsqueeze(Gather(Shape(x), pos), 0), Gather(Shape(x), [pos]) and
+// each element of Slice(Shape(x), pos, pos+k).
+func (sp *simplifier) targetPiece(p, x *ir.Value, pos int) ([]int64, bool) {
+	if p == nil || p.Shape == nil || len(p.Shape) != 1 {
+		return nil, false
+	}
+	if p.IsConst() {
+		if !p.DType.IsInt() {
+			return nil, false
+		}
+		return p.Const.Int64s(), true
+	}
+	if sl := producer(p, "Slice"); sl != nil {
+		return sp.shapeSlice(sl, p, x, pos)
+	}
+	g := p
+	if u := producer(p, "Unsqueeze"); u != nil {
+		g = sp.r.resolve(u.In(0))
+		if g == nil || g.Shape == nil || len(g.Shape) != 0 {
+			return nil, false // Unsqueeze of a scalar is [v] whatever the axis
+		}
+	}
+	gat := producer(g, "Gather")
+	if gat == nil || gat.AttrInt("axis", 0) != 0 || !gat.In(1).IsConst() || gat.In(1).Const.Len() != 1 {
+		return nil, false
+	}
+	sh := producer(sp.r.resolve(gat.In(0)), "Shape")
+	if sh == nil || sp.r.resolve(sh.In(0)) != x || sh.Has("start") || sh.Has("end") {
+		return nil, false
+	}
+	k := gat.In(1).Const.Int64(0)
+	if k < 0 {
+		k += int64(len(x.Shape))
+	}
+	if k != int64(pos) {
+		return nil, false
+	}
+	return []int64{0}, true
+}
+
+// shapeSlice handles a Slice piece p of a Reshape target (see targetPiece).
+func (sp *simplifier) shapeSlice(sl *ir.Node, p, x *ir.Value, pos int) ([]int64, bool) {
+	sh := producer(sp.r.resolve(sl.In(0)), "Shape")
+	if sh == nil || sp.r.resolve(sh.In(0)) != x || sh.Has("start") || sh.Has("end") || !p.Shape[0].Known() {
+		return nil, false
+	}
+	one := func(i int, def int64) (int64, bool) {
+		v := sl.In(i)
+		if v == nil {
+			return def, true
+		}
+		if !v.IsConst() || v.Const.Len() != 1 || !v.DType.IsInt() {
+			return 0, false
+		}
+		return v.Const.Int64(0), true
+	}
+	start, ok1 := one(1, 0)
+	_, ok2 := one(2, 0) // the end only bounds what p.Shape already says
+	axis, ok3 := one(3, 0)
+	step, ok4 := one(4, 1)
+	if !ok1 || !ok2 || !ok3 || !ok4 || (axis != 0 && axis != -1) || step != 1 {
+		return nil, false
+	}
+	rank := int64(len(x.Shape))
+	if start < 0 {
+		start += rank
+	}
+	k := p.Shape[0].Size
+	if start != int64(pos) || start+k > rank {
+		return nil, false
+	}
+	return make([]int64, k), true
+}
+
 func hasZero(t *ir.Tensor) bool {
 	for i := 0; i < t.Len(); i++ {
 		if t.Int64(i) == 0 {
@@ -235,7 +331,7 @@ func (sp *simplifier) transpose(n *ir.Node) {
 	}
 	c := make([]int64, len(q))
 	for i := range q {
-		c[i] = q[pp[i]]
+		c[i] = pp[q[i]]
 	}
 	if isIdentityPerm(c) {
 		sp.bypass(n, src)

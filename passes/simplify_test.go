@@ -70,6 +70,38 @@ func TestSimplify(t *testing.T) {
 		},
 		want: []string{"Reshape", "Shape", "Reshape"},
 	}, {
+		name: "exporter-style target keeping the input's own dims",
+		build: func(b *ir.Builder) {
+			x := b.Input("x", ir.Float32, sh("?", "?", 8))
+			dim := func(v *ir.Value, i int64) *ir.Value {
+				g := b.OpA("Gather", at(ir.Int("axis", 0)), b.Op("Shape", v), i64s(b, i))
+				return b.Op("Unsqueeze", g, i64(b, 0))
+			}
+			r := b.Op("Reshape", x, b.OpA("Concat", at(ir.Int("axis", 0)), dim(x, 0), dim(x, -2), i64(b, 4, -1)))
+			f := b.Op("Reshape", r, b.OpA("Concat", at(ir.Int("axis", 0)),
+				b.Op("Slice", b.Op("Shape", r), i64(b, 0), i64(b, 2), nil, nil), i64(b, -1)))
+			b.Output("y", f)
+		},
+		want: []string{"Reshape", "Reshape"},
+		check: func(t *testing.T, g *ir.Graph, _ Change) {
+			require.Equal(t, []int64{0, 0, 4, -1}, g.Nodes[0].In(1).Const.Int64s())
+			require.Equal(t, []int64{0, 0, -1}, g.Nodes[1].In(1).Const.Int64s())
+		},
+	}, {
+		name: "computed targets from other dims or other values stay",
+		build: func(b *ir.Builder) {
+			x := b.Input("x", ir.Float32, sh("?", "?", 8))
+			z := b.Input("z", ir.Float32, sh("?", "?", 8))
+			dim := func(v *ir.Value, i int64) *ir.Value {
+				g := b.OpA("Gather", at(ir.Int("axis", 0)), b.Op("Shape", v), i64s(b, i))
+				return b.Op("Unsqueeze", g, i64(b, 0))
+			}
+			b.Output("y", b.Op("Reshape", x, b.OpA("Concat", at(ir.Int("axis", 0)), dim(x, 1), dim(x, 0), i64(b, 8))))
+			b.Output("w", b.Op("Reshape", x, b.OpA("Concat", at(ir.Int("axis", 0)), dim(z, 0), i64(b, -1))))
+		},
+		want: []string{"Shape", "Gather", "Unsqueeze", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape",
+			"Shape", "Gather", "Unsqueeze", "Concat", "Reshape"},
+	}, {
 		name: "transposes compose",
 		build: func(b *ir.Builder) {
 			x := b.Input("x", ir.Float32, sh(2, 3, 4))

@@ -74,36 +74,14 @@ func formatErr(file, section, format string, args ...any) error {
 
 // Write encodes p, with the metadata meta, in the .wplan format. The output
 // depends only on p and meta: the same plan always gives the same bytes.
-// The graph must pass ir.Verify and the memory plan Plan.Verify; constants' data is stored as it is in
-// ir.Tensor.Data (little-endian; block-quantized blocks as they are), each
-// tensor 64-byte aligned.
+// The graph must pass ir.Verify and the memory plan Plan.Verify. Constants'
+// data is stored exactly as ir.Tensor.Data holds it (little-endian;
+// quantized blocks as they are), each tensor 64-byte aligned.
 func Write(w io.Writer, p *Plan, meta map[string]string) error {
-	if p == nil || p.Graph == nil {
-		return errors.New("plan: Write: no plan or no graph")
-	}
-	if err := ir.Verify(p.Graph); err != nil {
-		return fmt.Errorf("plan: Write: %w", err)
-	}
-	if err := p.Verify(); err != nil {
-		return fmt.Errorf("plan: Write: %w", err)
-	}
-	t, err := newTables(p.Graph)
+	t, small, err := encodeSmall(p, meta)
 	if err != nil {
 		return fmt.Errorf("plan: Write: %w", err)
 	}
-	graph, err := t.encodeGraph()
-	if err != nil {
-		return fmt.Errorf("plan: Write: %w", err)
-	}
-	sched, err := t.encodeSchedule(p)
-	if err != nil {
-		return fmt.Errorf("plan: Write: %w", err)
-	}
-	mem, err := t.encodeMemory(p)
-	if err != nil {
-		return fmt.Errorf("plan: Write: %w", err)
-	}
-	small := [][]byte{encodeMeta(meta), graph, sched, mem}
 	kinds := []uint32{SectionMeta, SectionGraph, SectionSchedule, SectionMemory, SectionWeights}
 
 	blobs := t.blobs()
@@ -155,6 +133,37 @@ func Write(w io.Writer, p *Plan, meta map[string]string) error {
 		return fmt.Errorf("plan: Write: %w", err)
 	}
 	return nil
+}
+
+// encodeSmall checks p and encodes the metadata, graph, schedule and memory
+// sections.
+func encodeSmall(p *Plan, meta map[string]string) (*tables, [][]byte, error) {
+	if p == nil || p.Graph == nil {
+		return nil, nil, errors.New("no plan or no graph")
+	}
+	if err := ir.Verify(p.Graph); err != nil {
+		return nil, nil, err
+	}
+	if err := p.Verify(); err != nil {
+		return nil, nil, err
+	}
+	t, err := newTables(p.Graph)
+	if err != nil {
+		return nil, nil, err
+	}
+	graph, err := t.encodeGraph()
+	if err != nil {
+		return nil, nil, err
+	}
+	sched, err := t.encodeSchedule(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := t.encodeMemory(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, [][]byte{encodeMeta(meta), graph, sched, mem}, nil
 }
 
 // headerCRC is the CRC-32C of the header (with its CRC field zero) followed

@@ -160,9 +160,9 @@ func decodeTensor(d *decoder, weights []byte, i int) *ir.Tensor {
 			i, off, length, len(weights), weightAlign)
 		return nil
 	}
-	t := &ir.Tensor{DType: dt, Shape: shape, Data: weights[off : off+length : off+length]}
-	if length == 0 {
-		t.Data = []byte{}
+	t := &ir.Tensor{DType: dt, Shape: shape, Data: []byte{}} // an empty tensor's offset means nothing
+	if length > 0 {
+		t.Data = weights[off : off+length : off+length]
 	}
 	if err := t.Check(); err != nil {
 		d.fail("tensor %d: %v", i, err)

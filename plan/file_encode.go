@@ -309,11 +309,20 @@ func (t *tables) encodeSchedule(p *Plan) ([]byte, error) {
 	for i, n := range p.Graph.Nodes {
 		nodeIdx[n] = i
 	}
+	// Refuse what a reader would refuse: every top-level node in exactly
+	// one partition, indices equal to positions, one cause per node (or none).
+	placed := make([]bool, len(p.Graph.Nodes))
 	e := &encoder{}
 	e.n(len(p.Partitions))
 	for k, part := range p.Partitions {
 		if part == nil {
 			return nil, fmt.Errorf("partition %d is nil", k)
+		}
+		if part.Index != k {
+			return nil, fmt.Errorf("partition %d has index %d", k, part.Index)
+		}
+		if len(part.Causes) != 0 && len(part.Causes) != len(part.Nodes) {
+			return nil, fmt.Errorf("partition %d has %d causes for %d nodes", k, len(part.Causes), len(part.Nodes))
 		}
 		e.iv(int64(part.Index))
 		e.str(part.Device)
@@ -323,6 +332,10 @@ func (t *tables) encodeSchedule(p *Plan) ([]byte, error) {
 			if !ok {
 				return nil, fmt.Errorf("partition %d: node %v is not a node of the top-level graph", part.Index, n)
 			}
+			if placed[i] {
+				return nil, fmt.Errorf("partition %d: node %v is in two partitions", part.Index, n)
+			}
+			placed[i] = true
 			e.n(i)
 		}
 		e.n(len(part.Causes))
@@ -338,6 +351,11 @@ func (t *tables) encodeSchedule(p *Plan) ([]byte, error) {
 				}
 				e.n(i)
 			}
+		}
+	}
+	for i, ok := range placed {
+		if !ok {
+			return nil, fmt.Errorf("node %d %v is in no partition", i, p.Graph.Nodes[i])
 		}
 	}
 	return e.b, nil

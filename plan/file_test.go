@@ -263,6 +263,15 @@ func TestWriteRejects(t *testing.T) {
 	require.ErrorContains(t, plan.Write(&bytes.Buffer{}, p, nil), "not a node of the top-level graph")
 
 	p = samplePlan(t)
+	p.Partitions[1].Nodes = p.Partitions[1].Nodes[1:]
+	p.Partitions[1].Causes, p.Buffers, p.Arenas = nil, nil, nil
+	require.ErrorContains(t, plan.Write(&bytes.Buffer{}, p, nil), `node 2 "branch" (If) is in no partition`)
+
+	p = samplePlan(t)
+	p.Partitions[0].Causes = p.Partitions[0].Causes[:1]
+	require.ErrorContains(t, plan.Write(&bytes.Buffer{}, p, nil), "partition 0 has 1 causes for 2 nodes")
+
+	p = samplePlan(t)
 	p.Graph.Outputs = append(p.Graph.Outputs, ir.NewGraph("x").AddInput("y", ir.Float32, ir.S(1)))
 	require.ErrorContains(t, plan.Write(&bytes.Buffer{}, p, nil), "ir:")
 	require.Error(t, plan.Write(&bytes.Buffer{}, &plan.Plan{}, nil))

@@ -1,7 +1,17 @@
 // Package cpu is weft's CPU backend. It registers itself as "cpu" in init()
-// and, for now, executes partitions with the reference kernels of package
-// ref (imported here by op family). Fast kernels (SIMD, quantized matmul,
-// worker pool) will be tested against those reference kernels.
+// and executes partitions with the reference kernels of package ref
+// (imported here by op family) and with "into" kernels.
+//
+// Planned execution (planned.go, into*.go): CompilePlanned (the
+// backends.PlanCompiler interface) turns a partition into steps over dense
+// value slots; each run state (NewState) owns tensors that view the device
+// arena at the plan's offsets. A node whose operands have static shapes and
+// whose op has an into kernel (registerInto) writes straight into those
+// tensors, allocating nothing; every other node runs its reference kernel,
+// and the result is copied into its planned slot. Into kernels are plain Go,
+// float32 first, checked against the reference kernels on random shapes;
+// they decline (nil) whatever they do not handle exactly. Fast kernels
+// (SIMD, quantized matmul, worker pool) will plug in the same way.
 //
 // cpu must not import the scheduler, the runtime, other backends or any
 // frontend.

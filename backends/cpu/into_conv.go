@@ -98,6 +98,22 @@ func (a axis2) validRange(k int) (int, int) {
 	return lo, hi
 }
 
+// everyWindowReads reports whether every output position's window holds
+// at least one input position along a.
+func (a axis2) everyWindowReads() bool {
+	for o := 0; o < a.out; o++ {
+		ok := false
+		for k := 0; k < a.k && !ok; k++ {
+			p := o*a.stride - a.padB + k*a.dil
+			ok = p >= 0 && p < a.in
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // buildConv handles float32 1-D and 2-D Conv (groups, strides, dilations,
 // pads, auto_pad, optional bias) as a direct convolution: for each weight
 // tap, a scaled row of the input is added to a row of the output.
@@ -228,6 +244,9 @@ func buildPool(s *nodeSpec) intoKernel {
 		return nil
 	}
 	gh, gw := g[0], g[1]
+	if !gh.everyWindowReads() || !gw.everyWindowReads() {
+		return nil // the reference reports the empty window
+	}
 	return func(in, out []*ir.Tensor) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
 		for p := 0; p < NC; p++ {

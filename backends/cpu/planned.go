@@ -33,6 +33,7 @@ const (
 type slotInfo struct {
 	v     *ir.Value
 	kind  int
+	c     *ir.Tensor // slotConst: the constant, copied once when unaligned
 	shape []int64 // static shape (nil for dynamic)
 	off   int64   // arena offset (slotPlanned)
 	bytes int64
@@ -107,7 +108,13 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			s, ok := slotOf[v]
 			if !ok {
 				if v.Const != nil {
-					s = newSlot(slotInfo{v: v, kind: slotConst, shape: append([]int64{}, v.Const.Shape...)})
+					c := v.Const
+					if !aligned(c) {
+						// A weight at an odd offset of a mapped file would be
+						// copied by every Float32s call: copy it once here.
+						c = c.Clone()
+					}
+					s = newSlot(slotInfo{v: v, kind: slotConst, c: c, shape: append([]int64{}, c.Shape...)})
 				} else {
 					s = newSlot(slotInfo{v: v, kind: slotLoad, shape: staticShape(v)})
 					e.loads = append(e.loads, s)
@@ -166,7 +173,7 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 	for i, si := range e.slots {
 		switch si.kind {
 		case slotConst:
-			s.slots[i] = si.v.Const
+			s.slots[i] = si.c
 		case slotPlanned:
 			s.home[i] = &ir.Tensor{DType: si.v.DType, Shape: si.shape, Data: mem[si.off : si.off+si.bytes : si.off+si.bytes]}
 		case slotPrivate:

@@ -21,6 +21,7 @@ def bench(m, n, k, min_time=1.0):
     np.matmul(a, b, out=c)
     best = float("inf")
     total, reps = 0.0, 0
+    cpu0 = time.process_time()
     while total < min_time or reps < 3:
         t0 = time.perf_counter()
         np.matmul(a, b, out=c)
@@ -28,15 +29,21 @@ def bench(m, n, k, min_time=1.0):
         best = min(best, dt)
         total += dt
         reps += 1
-    return 2 * m * n * k / (total / reps) / 1e9, 2 * m * n * k / best / 1e9
+    cpu = time.process_time() - cpu0
+    flops = 2 * m * n * k
+    return flops / (total / reps) / 1e9, flops / best / 1e9, flops * reps / cpu / 1e9 * threads()
+
+
+def threads():
+    return int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))
 
 
 def main():
     print("numpy", np.__version__, "threads", os.environ.get("OPENBLAS_NUM_THREADS", "default"),
           "coretype", os.environ.get("OPENBLAS_CORETYPE", "default"))
     for m, n, k in SIZES:
-        mean, best = bench(m, n, k)
-        print(f"{m}x{n}x{k}: {mean:7.1f} GFLOP/s mean, {best:7.1f} best")
+        mean, best, cpu = bench(m, n, k)
+        print(f"{m}x{n}x{k}: {mean:7.1f} GFLOP/s mean, {best:7.1f} best, {cpu:7.1f} per CPU-second x threads")
 
 
 if __name__ == "__main__":

@@ -29,18 +29,23 @@ func randFloats(n int) []float32 {
 func BenchmarkSgemm(b *testing.B) {
 	for _, sh := range sgemmSizes {
 		M, N, K := sh[0], sh[1], sh[2]
-		a, bm, c := randFloats(M*K), randFloats(K*N), make([]float32, M*N)
-		pb := kernels.PackB(bm, N, K, N)
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%dx%dx%d/t%d", M, N, K, threads), func(b *testing.B) {
+				a, bm, c := randFloats(M*K), randFloats(K*N), make([]float32, M*N)
+				pb := kernels.PackB(bm, N, K, N)
 				pool := kernels.NewPool(threads)
 				defer pool.Close()
 				kernels.SgemmPacked(pool, M, a, K, pb, c, N, false)
 				b.ResetTimer()
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					kernels.SgemmPacked(pool, M, a, K, pb, c, N, false)
 				}
-				b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				flops := 2 * float64(M) * float64(N) * float64(K) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := cpuSeconds() - cpu0; cpu > 0 {
+					b.ReportMetric(flops/cpu/1e9*float64(threads), "GFLOP/s@cpu")
+				}
 			})
 		}
 	}

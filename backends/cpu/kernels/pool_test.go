@@ -90,3 +90,19 @@ func TestSgemmPackedDoesNotAllocate(t *testing.T) {
 		t.Errorf("SgemmPacked allocates %v times per call", n)
 	}
 }
+
+// BenchmarkPoolRun measures the fixed cost of one Run with trivial tasks
+// (the per-operator overhead at batch 1).
+func BenchmarkPoolRun(b *testing.B) {
+	for _, w := range []int{1, 2} {
+		b.Run(map[int]string{1: "w1", 2: "w2"}[w], func(b *testing.B) {
+			p := NewPool(w)
+			defer p.Close()
+			var n atomic.Int64
+			fn := func(i int) { n.Add(1) }
+			for b.Loop() {
+				p.Run(8, fn)
+			}
+		})
+	}
+}

@@ -4,10 +4,67 @@ package kernels
 
 import "github.com/weftrt/weft/ir"
 
+//go:noescape
+func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+
+//go:noescape
+func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+
+//go:noescape
+func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+
+//go:noescape
+func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+
+// The slice adapters of the assembly dot products. qJob.Task cuts the
+// slices to exactly nb blocks; the index expressions check that.
+func q4AVX2(nb int, w []byte, qs []int8, d []float32, s []int32) float32 {
+	if nb == 0 {
+		return 0
+	}
+	_, _, _, _ = w[nb*18-1], qs[nb*qBlock-1], d[nb-1], s[nb-1]
+	return dotQ4AVX2(nb, &w[0], &qs[0], &d[0], &s[0])
+}
+
+func q4VNNI(nb int, w []byte, qs []int8, d []float32, s []int32) float32 {
+	if nb == 0 {
+		return 0
+	}
+	_, _, _, _ = w[nb*18-1], qs[nb*qBlock-1], d[nb-1], s[nb-1]
+	return dotQ4VNNI(nb, &w[0], &qs[0], &d[0], &s[0])
+}
+
+func q8AVX2(nb int, w []byte, qs []int8, d []float32, s []int32) float32 {
+	if nb == 0 {
+		return 0
+	}
+	_, _, _ = w[nb*34-1], qs[nb*qBlock-1], d[nb-1]
+	return dotQ8AVX2(nb, &w[0], &qs[0], &d[0], nil)
+}
+
+func q8VNNI(nb int, w []byte, qs []int8, d []float32, s []int32) float32 {
+	if nb == 0 {
+		return 0
+	}
+	_, _, _ = w[nb*34-1], qs[nb*qBlock-1], d[nb-1]
+	return dotQ8VNNI(nb, &w[0], &qs[0], &d[0], nil)
+}
+
 // qDotFunc picks the row dot product for the weight type and ISA level.
 func qDotFunc(dt ir.DType, isa ISA) qDot {
-	if dt == ir.Q4_0 {
-		return dotQ4Generic
+	vnni := isa >= AVX512 && hasVNNI
+	switch {
+	case isa < AVX2:
+		if dt == ir.Q4_0 {
+			return dotQ4Generic
+		}
+		return dotQ8Generic
+	case dt == ir.Q4_0 && vnni:
+		return q4VNNI
+	case dt == ir.Q4_0:
+		return q4AVX2
+	case vnni:
+		return q8VNNI
 	}
-	return dotQ8Generic
+	return q8AVX2
 }

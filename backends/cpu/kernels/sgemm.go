@@ -7,12 +7,12 @@ import (
 
 //go:generate go run gen_sgemm.go
 
-// Cache blocking. A KC-deep panel of B (KC×NR floats, 32 KiB for the
+// Cache blocking. A KC-deep panel of B (KC×NR floats, 24 KiB for the
 // AVX-512 kernel) stays in L1 while the MC×KC block of packed A (about
-// half of L2) streams past it; B as a whole is expected to live in L3.
+// third of L2) streams past it; B as a whole is expected to live in L3.
 var (
-	kcBlock = 256
-	mcBlock = 512
+	kcBlock = 192
+	mcBlock = 336
 )
 
 // The generic (plain Go) micro-tile.

@@ -2,7 +2,6 @@
 
 package kernels
 
-
 // archKernel returns the assembly micro-kernel for the ISA level and panel
 // width, or nil.
 func archKernel(isa ISA, nr, mr int) func(k int, a, b, c *float32, ldc int, mask uint32, acc int) {
@@ -25,4 +24,3 @@ func archShape(isa ISA) (mr, nr int) {
 	}
 	return genericMR, genericNR
 }
-

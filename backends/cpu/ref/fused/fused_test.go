@@ -96,3 +96,15 @@ func TestFusedErrors(t *testing.T) {
 	_, err = k(&ref.Context{}, node(3, fusedBody(g, outer)), []*ir.Tensor{x, y})
 	requireErr(t, err, "has no value")
 }
+
+// TestRegistered: every weft op of ir/ops.go but QMatMul (whose kernel
+// lives with the quantized formats) has its kernel here.
+func TestRegistered(t *testing.T) {
+	for _, op := range ir.WeftOps {
+		if op == "QMatMul" {
+			continue
+		}
+		_, ok := ref.Lookup(op)
+		require.True(t, ok, "no reference kernel for %s", op)
+	}
+}

@@ -1,0 +1,283 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/cpu/ref"
+	"github.com/weftrt/weft/ir"
+)
+
+// intoCase is one node run by its into kernel and by its reference kernel.
+type intoCase struct {
+	name   string
+	op     string
+	attrs  []ir.AttrOption
+	in     []*ir.Tensor // nil: absent optional input
+	consts []bool       // inputs the builder sees as constants
+	tol    float64      // relative tolerance (0: 1e-6)
+}
+
+func randF32(r *rand.Rand, shape ...int64) *ir.Tensor {
+	t := ir.NewTensor(ir.Float32, shape)
+	v := t.Float32s()
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return t
+}
+
+func i64(shape []int64, vals ...int64) *ir.Tensor { return ir.FromInt64(shape, vals) }
+
+// node builds a one-node graph over inputs shaped like in.
+func node(op string, attrs []ir.AttrOption, in []*ir.Tensor) *ir.Node {
+	b := ir.NewBuilder(op)
+	vals := make([]*ir.Value, len(in))
+	for i, t := range in {
+		if t != nil {
+			vals[i] = b.Input(fmt.Sprint("x", i), t.DType, ir.ShapeOf(t.Shape))
+		}
+	}
+	b.OpA(op, attrs, vals...)
+	return b.G.Nodes[0]
+}
+
+// refRun runs the reference kernel of n.
+func refRun(t *testing.T, n *ir.Node, in []*ir.Tensor) []*ir.Tensor {
+	k, ok := ref.Lookup(n.Op)
+	require.True(t, ok)
+	out, err := k(&ref.Context{Ctx: context.Background(), Env: backends.NewEnv(nil)}, n, in)
+	require.NoError(t, err)
+	return out
+}
+
+func requireClose(t *testing.T, want, got *ir.Tensor, tol float64) {
+	t.Helper()
+	require.Equal(t, want.DType, got.DType)
+	require.Equal(t, want.Shape, got.Shape)
+	if want.DType != ir.Float32 {
+		require.Equal(t, want.Data, got.Data)
+		return
+	}
+	w, g := want.Float32s(), got.Float32s()
+	for i := range w {
+		d := math.Abs(float64(w[i]) - float64(g[i]))
+		if d > tol*math.Max(1, math.Abs(float64(w[i]))) && !(math.IsNaN(float64(w[i])) && math.IsNaN(float64(g[i]))) {
+			t.Fatalf("element %d: got %v, want %v (tolerance %g)", i, g[i], w[i], tol)
+		}
+	}
+}
+
+func runIntoCase(t *testing.T, tc intoCase) {
+	n := node(tc.op, tc.attrs, tc.in)
+	want := refRun(t, n, tc.in)
+	out := make([]*ir.Tensor, len(want))
+	for i, w := range want {
+		out[i] = ir.NewTensor(w.DType, w.Shape)
+		for j := range out[i].Data {
+			out[i].Data[j] = 0xAB // garbage: the kernel must overwrite everything
+		}
+	}
+	k, err := buildIntoForTest(n, tc.in, out, tc.consts)
+	require.NoError(t, err)
+	require.NotNil(t, k, "the into kernel declined")
+	require.NoError(t, k(tc.in, out))
+	tol := tc.tol
+	if tol == 0 {
+		tol = 1e-6
+	}
+	for i := range want {
+		requireClose(t, want[i], out[i], tol)
+	}
+}
+
+func TestIntoKernelsMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	f := func(shape ...int64) *ir.Tensor { return randF32(r, shape...) }
+	var cases []intoCase
+	for _, op := range []string{"Relu", "Sigmoid", "Tanh", "Gelu", "Erf", "Exp", "Neg", "Abs", "LeakyRelu", "HardSigmoid", "HardSwish", "Floor", "Ceil"} {
+		cases = append(cases, intoCase{name: op, op: op, in: []*ir.Tensor{f(3, 5, 7)}})
+	}
+	pos := f(4, 9)
+	for i, v := range pos.Float32s() {
+		pos.Float32s()[i] = float32(math.Abs(float64(v))) + 0.1
+	}
+	cases = append(cases,
+		intoCase{name: "Sqrt", op: "Sqrt", in: []*ir.Tensor{pos}},
+		intoCase{name: "Log", op: "Log", in: []*ir.Tensor{pos}},
+		intoCase{name: "Reciprocal", op: "Reciprocal", in: []*ir.Tensor{pos}},
+		intoCase{name: "GeluTanh", op: "Gelu", attrs: []ir.AttrOption{ir.Str("approximate", "tanh")}, in: []*ir.Tensor{f(17)}},
+		intoCase{name: "LeakyReluAlpha", op: "LeakyRelu", attrs: []ir.AttrOption{ir.Float("alpha", 0.3)}, in: []*ir.Tensor{f(2, 3)}},
+		intoCase{name: "ReluScalar", op: "Relu", in: []*ir.Tensor{f()}},
+	)
+	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
+		for _, sh := range [][2][]int64{
+			{{3, 5}, {3, 5}}, {{2, 3, 5}, {5}}, {{2, 3, 5}, {3, 1}}, {{1}, {4, 7}}, {{4, 1, 3}, {1, 5, 1}}, {{}, {}}, {{1, 3, 6, 1}, {7, 1, 1, 5}},
+		} {
+			cases = append(cases, intoCase{name: fmt.Sprint(op, sh), op: op, in: []*ir.Tensor{f(sh[0]...), f(sh[1]...)}})
+		}
+	}
+	for _, sh := range [][2][]int64{{{3, 5}, {5, 7}}, {{2, 3, 5}, {5, 4}}, {{5}, {5, 3}}, {{2, 3, 5}, {5}}, {{7}, {7}}, {{2, 1, 3, 4}, {5, 4, 2}}, {{1, 9}, {9, 1}}} {
+		cases = append(cases, intoCase{name: fmt.Sprint("MatMul", sh), op: "MatMul", in: []*ir.Tensor{f(sh[0]...), f(sh[1]...)}, tol: 1e-5})
+	}
+	for _, c := range []struct {
+		shape []int64
+		attrs []ir.AttrOption
+	}{
+		{[]int64{3, 7}, nil},
+		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("axis", 1)}},
+		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("axis", 0)}},
+		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("legacy_axis", 1), ir.Int("axis", 1)}},
+	} {
+		cases = append(cases, intoCase{name: fmt.Sprint("Softmax", c.shape, len(c.attrs)), op: "Softmax", attrs: c.attrs, in: []*ir.Tensor{f(c.shape...)}})
+	}
+	cases = append(cases,
+		intoCase{name: "LayerNorm", op: "LayerNormalization", in: []*ir.Tensor{f(2, 3, 9), f(9), f(9)}, tol: 1e-5},
+		intoCase{name: "LayerNormAxis", op: "LayerNormalization", attrs: []ir.AttrOption{ir.Int("axis", 1), ir.Float("epsilon", 1e-3)}, in: []*ir.Tensor{f(2, 3, 5), f(3, 5), nil}, tol: 1e-5},
+		intoCase{name: "Reshape", op: "Reshape", in: []*ir.Tensor{f(2, 3, 4), i64([]int64{2}, 4, -1)}, consts: []bool{false, true}},
+		intoCase{name: "Flatten", op: "Flatten", attrs: []ir.AttrOption{ir.Int("axis", 2)}, in: []*ir.Tensor{f(2, 3, 4, 5)}},
+		intoCase{name: "Squeeze", op: "Squeeze", in: []*ir.Tensor{f(2, 1, 3), i64([]int64{1}, 1)}, consts: []bool{false, true}},
+		intoCase{name: "Unsqueeze", op: "Unsqueeze", in: []*ir.Tensor{f(2, 3), i64([]int64{2}, 0, 3)}, consts: []bool{false, true}},
+		intoCase{name: "Identity", op: "Identity", in: []*ir.Tensor{i64([]int64{3}, 1, 2, 3)}},
+		intoCase{name: "Transpose", op: "Transpose", in: []*ir.Tensor{f(2, 3, 4)}},
+		intoCase{name: "TransposePerm", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 0, 2, 3, 1)}, in: []*ir.Tensor{f(2, 3, 5, 7)}},
+		intoCase{name: "TransposeI64", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 1, 0)}, in: []*ir.Tensor{i64([]int64{2, 3}, 1, 2, 3, 4, 5, 6)}},
+		intoCase{name: "Concat0", op: "Concat", attrs: []ir.AttrOption{ir.Int("axis", 0)}, in: []*ir.Tensor{f(2, 3), f(1, 3), f(4, 3)}},
+		intoCase{name: "Concat-1", op: "Concat", attrs: []ir.AttrOption{ir.Int("axis", -1)}, in: []*ir.Tensor{f(2, 3, 1), f(2, 3, 5), f(2, 3, 0)}},
+		intoCase{name: "Gather0", op: "Gather", in: []*ir.Tensor{f(5, 4), i64([]int64{2, 3}, 0, 4, -1, 2, 2, 1)}},
+		intoCase{name: "Gather1", op: "Gather", attrs: []ir.AttrOption{ir.Int("axis", 1)}, in: []*ir.Tensor{f(2, 5, 3), i64([]int64{3}, 4, 0, -5)}},
+		intoCase{name: "GatherScalar", op: "Gather", in: []*ir.Tensor{f(6, 2), i64(nil, 3)}},
+		intoCase{name: "GAP", op: "GlobalAveragePool", in: []*ir.Tensor{f(2, 3, 5, 7)}},
+		intoCase{name: "GMP", op: "GlobalMaxPool", in: []*ir.Tensor{f(2, 3, 5)}},
+	)
+	convs := []struct {
+		x, w  []int64
+		bias  bool
+		attrs []ir.AttrOption
+	}{
+		{[]int64{1, 3, 7, 9}, []int64{4, 3, 3, 3}, true, nil},
+		{[]int64{2, 4, 8, 7}, []int64{6, 2, 3, 2}, false, []ir.AttrOption{ir.Int("group", 2), ir.Ints("pads", 1, 0, 2, 1), ir.Ints("strides", 2, 1)}},
+		{[]int64{1, 2, 9, 9}, []int64{3, 2, 3, 3}, true, []ir.AttrOption{ir.Ints("dilations", 2, 2), ir.Ints("pads", 2, 2, 2, 2), ir.Ints("strides", 2, 3)}},
+		{[]int64{1, 3, 10, 11}, []int64{5, 3, 4, 3}, true, []ir.AttrOption{ir.Str("auto_pad", "SAME_UPPER"), ir.Ints("strides", 2, 2)}},
+		{[]int64{1, 3, 10, 11}, []int64{5, 3, 4, 3}, false, []ir.AttrOption{ir.Str("auto_pad", "SAME_LOWER")}},
+		{[]int64{2, 3, 11}, []int64{4, 3, 3}, true, []ir.AttrOption{ir.Ints("pads", 1, 2), ir.Ints("strides", 2)}},
+		{[]int64{1, 8, 5, 5}, []int64{8, 1, 3, 3}, true, []ir.AttrOption{ir.Int("group", 8), ir.Ints("pads", 1, 1, 1, 1)}},
+		{[]int64{1, 16, 6, 6}, []int64{7, 16, 1, 1}, true, nil},
+	}
+	for i, c := range convs {
+		in := []*ir.Tensor{f(c.x...), f(c.w...)}
+		if c.bias {
+			in = append(in, f(c.w[0]))
+		}
+		cases = append(cases, intoCase{name: fmt.Sprint("Conv", i), op: "Conv", attrs: c.attrs, in: in, consts: []bool{false, true, true}, tol: 1e-5})
+	}
+	pools := []struct {
+		x     []int64
+		attrs []ir.AttrOption
+	}{
+		{[]int64{1, 3, 8, 8}, []ir.AttrOption{ir.Ints("kernel_shape", 2, 2), ir.Ints("strides", 2, 2)}},
+		{[]int64{2, 2, 7, 9}, []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("strides", 2, 2), ir.Ints("pads", 1, 1, 1, 1)}},
+		{[]int64{1, 2, 7, 8}, []ir.AttrOption{ir.Ints("kernel_shape", 3, 2), ir.Ints("strides", 2, 3), ir.Int("ceil_mode", 1)}},
+		{[]int64{1, 2, 6, 7}, []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Str("auto_pad", "SAME_UPPER"), ir.Ints("strides", 2, 2)}},
+		{[]int64{1, 2, 11}, []ir.AttrOption{ir.Ints("kernel_shape", 3), ir.Ints("pads", 1, 1), ir.Ints("strides", 2)}},
+		{[]int64{1, 2, 7, 7}, []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("pads", 1, 1, 1, 1), ir.Int("count_include_pad", 1)}},
+		{[]int64{1, 2, 8, 7}, []ir.AttrOption{ir.Ints("kernel_shape", 2, 3), ir.Ints("pads", 1, 0, 1, 2), ir.Int("ceil_mode", 1), ir.Ints("strides", 2, 2), ir.Int("count_include_pad", 1)}},
+	}
+	for i, c := range pools {
+		for _, op := range []string{"MaxPool", "AveragePool"} {
+			cases = append(cases, intoCase{name: fmt.Sprint(op, i), op: op, attrs: c.attrs, in: []*ir.Tensor{f(c.x...)}})
+		}
+	}
+	cases = append(cases, intoCase{name: "MaxPoolDilated", op: "MaxPool", attrs: []ir.AttrOption{ir.Ints("kernel_shape", 2, 2), ir.Ints("dilations", 2, 2), ir.Ints("pads", 1, 1, 1, 1)}, in: []*ir.Tensor{f(1, 2, 7, 6)}})
+	for _, act := range []string{"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "GeluTanh", "SiLU", "Clip"} {
+		attrs := []ir.AttrOption{ir.Str("activation", act)}
+		if act == "LeakyRelu" || act == "Clip" {
+			attrs = append(attrs, ir.Float("activation_alpha", -0.2), ir.Float("activation_beta", 0.4))
+		}
+		cases = append(cases,
+			intoCase{name: "FusedMatMul" + act, op: "FusedMatMul", attrs: attrs, in: []*ir.Tensor{f(2, 3, 5), f(5, 7), f(7)}, tol: 1e-5},
+			intoCase{name: "FusedConv" + act, op: "FusedConv", attrs: append(attrs, ir.Ints("pads", 1, 1, 1, 1)),
+				in: []*ir.Tensor{f(1, 3, 6, 5), f(4, 3, 3, 3), f(4), f(1, 4, 6, 5)}, tol: 1e-5})
+	}
+	cases = append(cases,
+		intoCase{name: "FusedMatMulNoBias", op: "FusedMatMul", in: []*ir.Tensor{f(4, 5), f(5, 3)}, tol: 1e-5},
+		intoCase{name: "FusedMatMulRowBias", op: "FusedMatMul", attrs: []ir.AttrOption{ir.Str("activation", "Relu")}, in: []*ir.Tensor{f(2, 4, 5), f(5, 3), f(4, 1)}, tol: 1e-5},
+		intoCase{name: "FusedConvNoBias", op: "FusedConv", attrs: []ir.AttrOption{ir.Str("activation", "Relu"), ir.Ints("strides", 2, 2)}, in: []*ir.Tensor{f(1, 2, 7, 7), f(3, 2, 3, 3), nil, f(1, 3, 3, 3)}, tol: 1e-5},
+		intoCase{name: "FusedConvNoResidual", op: "FusedConv", attrs: []ir.AttrOption{ir.Str("activation", "Relu")}, in: []*ir.Tensor{f(1, 2, 7, 7), f(3, 2, 3, 3), f(3)}, tol: 1e-5},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runIntoCase(t, tc) })
+	}
+}
+
+// TestIntoInPlace runs the elementwise kernels with the output sharing the
+// bytes of an input, as the memory planner arranges.
+func TestIntoInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		op    string
+		in    []*ir.Tensor
+		alias int
+	}{
+		{"Relu", []*ir.Tensor{randF32(r, 4, 5)}, 0},
+		{"Gelu", []*ir.Tensor{randF32(r, 9)}, 0},
+		{"Add", []*ir.Tensor{randF32(r, 3, 4), randF32(r, 4)}, 0},
+		{"Mul", []*ir.Tensor{randF32(r, 1, 4), randF32(r, 3, 4)}, 1},
+		{"Sub", []*ir.Tensor{randF32(r, 2, 3, 5), randF32(r, 2, 3, 5)}, 1},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			n := node(tc.op, nil, tc.in)
+			want := refRun(t, n, tc.in)
+			in := make([]*ir.Tensor, len(tc.in))
+			for i, x := range tc.in {
+				in[i] = x.Clone()
+			}
+			out := []*ir.Tensor{in[tc.alias]}
+			k, err := buildIntoForTest(n, in, out, nil)
+			require.NoError(t, err)
+			require.NotNil(t, k)
+			require.NoError(t, k(in, out))
+			requireClose(t, want[0], out[0], 1e-6)
+		})
+	}
+}
+
+func TestIntoDeclines(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name  string
+		op    string
+		attrs []ir.AttrOption
+		in    []*ir.Tensor
+		out   []*ir.Tensor
+	}{
+		{"int matmul", "MatMul", nil, []*ir.Tensor{i64([]int64{2, 2}, 1, 2, 3, 4), i64([]int64{2, 2}, 1, 2, 3, 4)}, []*ir.Tensor{ir.NewTensor(ir.Int64, []int64{2, 2})}},
+		{"gelu approximation", "Gelu", []ir.AttrOption{ir.Str("approximate", "erf?")}, []*ir.Tensor{randF32(r, 3)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{3})}},
+		{"wrong output shape", "Add", nil, []*ir.Tensor{randF32(r, 3), randF32(r, 3)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{4})}},
+		{"reshape by a computed shape", "Reshape", nil, []*ir.Tensor{randF32(r, 6), i64([]int64{2}, 2, 3)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3})}},
+		{"conv 3-D", "Conv", nil, []*ir.Tensor{randF32(r, 1, 1, 3, 3, 3), randF32(r, 1, 1, 2, 2, 2)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 1, 2, 2, 2})}},
+		{"layernorm statistics", "LayerNormalization", nil, []*ir.Tensor{randF32(r, 2, 3), randF32(r, 3)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3}), ir.NewTensor(ir.Float32, []int64{2, 1})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := node(tc.op, tc.attrs, tc.in)
+			k, err := buildIntoForTest(n, tc.in, tc.out, nil)
+			require.NoError(t, err)
+			require.Nil(t, k)
+		})
+	}
+}
+
+func TestGatherIndexOutOfRange(t *testing.T) {
+	x, idx := randF32(rand.New(rand.NewPCG(7, 8)), 4, 2), i64([]int64{2}, 1, 4)
+	n := node("Gather", nil, []*ir.Tensor{x, idx})
+	out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 2})}
+	k, err := buildIntoForTest(n, []*ir.Tensor{x, idx}, out, nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, k([]*ir.Tensor{x, idx}, out), "index 4 (element 1 of indices) is out of range")
+}

@@ -1,0 +1,200 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Quantized row dot products: one weight row (nb blocks of Q4_0 or Q8_0)
+// against one q8 activation row (qs, float32 block scales d, block sums).
+// Per block: integer dot of 32 byte pairs into 8 int32 lanes, convert, and
+// one FMA with the broadcast product of the two block scales. Two blocks
+// per iteration with separate float accumulators (Y0, Y8) hide the FMA
+// latency.
+//
+// Registers: SI weights, DI activations, R8 scales, R9 sums, CX blocks,
+// Y15 = bytes 0x0F, Y14 = int16 ones.
+
+// SCALE(off) leaves dw·da of the block whose weight scale is at off(SI)
+// and activation scale at off2(R8), broadcast in Y6.
+#define SCALE(woff, doff) \
+	MOVWLZX woff(SI), AX \
+	VMOVD AX, X6 \
+	VCVTPH2PS X6, X6 \
+	VMULSS doff(R8), X6, X6 \
+	VBROADCASTSS X6, Y6
+
+// Q4 nibbles at woff+2(SI) → Y1 as 32 unsigned bytes in element order.
+#define NIBBLES(woff) \
+	VMOVDQU woff+2(SI), X1 \
+	VPSRLW $4, X1, X2 \
+	VINSERTI128 $1, X2, Y1, Y1 \
+	VPAND Y15, Y1, Y1
+
+// BIAS8(soff) puts -8·sum of the activation block in lane 0 of Y4 (the
+// rest zero).
+#define BIAS8(soff) \
+	MOVL soff(R9), AX \
+	SHLL $3, AX \
+	NEGL AX \
+	VMOVD AX, X4
+
+#define CONSTS \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X14 \
+	VPBROADCASTD X14, Y14 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y8, Y8, Y8
+
+#define ARGS \
+	MOVQ nb+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ qs+16(FP), DI \
+	MOVQ d+24(FP), R8 \
+	MOVQ sum+32(FP), R9
+
+// HSUM adds Y0 and Y8 and stores the horizontal sum as the result.
+#define HSUM \
+	VADDPS Y8, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, ret+40(FP) \
+	VZEROUPPER \
+	RET
+
+// Q4 block with AVX2: VPMADDUBSW (unsigned nibbles × signed activations,
+// pair sums fit int16: 2·15·127) then VPMADDWD by ones.
+#define Q4_AVX2(woff, aoff, soff, doff, acc) \
+	NIBBLES(woff) \
+	VPMADDUBSW aoff(DI), Y1, Y3 \
+	VPMADDWD Y14, Y3, Y3 \
+	BIAS8(soff) \
+	VPADDD Y4, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	SCALE(woff, doff) \
+	VFMADD231PS Y6, Y3, acc
+
+// func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+TEXT ·dotQ4AVX2(SB), NOSPLIT, $0-44
+	ARGS
+	CONSTS
+	CMPQ CX, $2
+	JLT q4a2_tail
+q4a2_loop:
+	Q4_AVX2(0, 0, 0, 0, Y0)
+	Q4_AVX2(18, 32, 4, 4, Y8)
+	ADDQ $36, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q4a2_loop
+q4a2_tail:
+	TESTQ CX, CX
+	JEQ q4a2_done
+	Q4_AVX2(0, 0, 0, 0, Y0)
+q4a2_done:
+	HSUM
+
+// Q4 block with AVX-512 VNNI: VPDPBUSD accumulates onto the bias vector.
+#define Q4_VNNI(woff, aoff, soff, doff, acc) \
+	NIBBLES(woff) \
+	BIAS8(soff) \
+	VPDPBUSD aoff(DI), Y1, Y4 \
+	VCVTDQ2PS Y4, Y3 \
+	SCALE(woff, doff) \
+	VFMADD231PS Y6, Y3, acc
+
+// func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+TEXT ·dotQ4VNNI(SB), NOSPLIT, $0-44
+	ARGS
+	CONSTS
+	CMPQ CX, $2
+	JLT q4v_tail
+q4v_loop:
+	Q4_VNNI(0, 0, 0, 0, Y0)
+	Q4_VNNI(18, 32, 4, 4, Y8)
+	ADDQ $36, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q4v_loop
+q4v_tail:
+	TESTQ CX, CX
+	JEQ q4v_done
+	Q4_VNNI(0, 0, 0, 0, Y0)
+q4v_done:
+	HSUM
+
+// Q8 block: both operands signed, so multiply |w| (unsigned) by a with
+// w's sign applied (VPSIGNB); |−128| = 128 is still exact as unsigned.
+#define Q8_SIGN(woff, aoff) \
+	VMOVDQU woff+2(SI), Y1 \
+	VPABSB Y1, Y2 \
+	VMOVDQU aoff(DI), Y3 \
+	VPSIGNB Y1, Y3, Y3
+
+#define Q8_AVX2(woff, aoff, doff, acc) \
+	Q8_SIGN(woff, aoff) \
+	VPMADDUBSW Y3, Y2, Y3 \
+	VPMADDWD Y14, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	SCALE(woff, doff) \
+	VFMADD231PS Y6, Y3, acc
+
+// func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+TEXT ·dotQ8AVX2(SB), NOSPLIT, $0-44
+	ARGS
+	CONSTS
+	CMPQ CX, $2
+	JLT q8a2_tail
+q8a2_loop:
+	Q8_AVX2(0, 0, 0, Y0)
+	Q8_AVX2(34, 32, 4, Y8)
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q8a2_loop
+q8a2_tail:
+	TESTQ CX, CX
+	JEQ q8a2_done
+	Q8_AVX2(0, 0, 0, Y0)
+q8a2_done:
+	HSUM
+
+#define Q8_VNNI(woff, aoff, doff, acc) \
+	Q8_SIGN(woff, aoff) \
+	VPXOR Y4, Y4, Y4 \
+	VPDPBUSD Y3, Y2, Y4 \
+	VCVTDQ2PS Y4, Y3 \
+	SCALE(woff, doff) \
+	VFMADD231PS Y6, Y3, acc
+
+// func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+TEXT ·dotQ8VNNI(SB), NOSPLIT, $0-44
+	ARGS
+	CONSTS
+	CMPQ CX, $2
+	JLT q8v_tail
+q8v_loop:
+	Q8_VNNI(0, 0, 0, Y0)
+	Q8_VNNI(34, 32, 4, Y8)
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q8v_loop
+q8v_tail:
+	TESTQ CX, CX
+	JEQ q8v_done
+	Q8_VNNI(0, 0, 0, Y0)
+q8v_done:
+	HSUM

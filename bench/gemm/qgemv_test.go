@@ -1,0 +1,130 @@
+package gemm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/ir"
+)
+
+// streamBytes is the size of the read-bandwidth buffer and the least total
+// size of the weight copies the "cold" GEMV benchmarks cycle through, so
+// that neither fits in the 32 MiB L3.
+const streamBytes = 256 << 20
+
+// sumWords is a plain streaming read: eight independent uint64 sums so the
+// loop is bound by memory, not by an add chain.
+func sumWords(x []uint64) uint64 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+	for i := 0; i+8 <= len(x); i += 8 {
+		v := x[i : i+8 : i+8]
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+		s4 += v[4]
+		s5 += v[5]
+		s6 += v[6]
+		s7 += v[7]
+	}
+	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
+
+var sink uint64
+
+// BenchmarkReadBandwidth measures the streaming read bandwidth over a
+// 256 MB buffer with 1 and 2 goroutines (each reads its half).
+func BenchmarkReadBandwidth(b *testing.B) {
+	buf := make([]uint64, streamBytes/8)
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", threads), func(b *testing.B) {
+			pool := kernels.NewPool(threads)
+			defer pool.Close()
+			parts := make([]uint64, threads)
+			chunk := len(buf) / threads
+			run := func(i int) { parts[i] = sumWords(buf[i*chunk : (i+1)*chunk]) }
+			pool.Run(threads, run)
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				pool.Run(threads, run)
+			}
+			if cpu := cpuSeconds() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(streamBytes)*float64(b.N)/cpu/1e9*float64(threads), "GB/s@cpu")
+			}
+			for _, p := range parts {
+				sink += p
+			}
+			b.ReportMetric(float64(streamBytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
+
+// qWeights returns n×k random weights of dt in block layout.
+func qWeights(dt ir.DType, n, k int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 9))
+	bb := dt.BlockBytes()
+	w := make([]byte, n*k/32*bb)
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	for b := 0; b < n*k/32; b++ {
+		binary.LittleEndian.PutUint16(w[b*bb:], ir.F32ToF16(0.01))
+	}
+	return w
+}
+
+// BenchmarkQGemv times the decode GEMV (one activation row) on Q4_0 and
+// Q8_0 weights and reports GB/s of weight bytes. "hot" reuses one matrix
+// (it may sit in L3); "cold" cycles through copies totalling >= 256 MB, as
+// a model's layers do.
+func BenchmarkQGemv(b *testing.B) {
+	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+		for _, sh := range [][2]int{{4096, 4096}, {11008, 4096}} {
+			N, K := sh[0], sh[1]
+			size := N * K / 32 * dt.BlockBytes()
+			copies := max(1, (streamBytes+size-1)/size)
+			ws := make([][]byte, copies)
+			for i := range ws {
+				ws[i] = qWeights(dt, N, K, uint64(i))
+			}
+			x := randFloats(K)
+			var qa kernels.QuantizedActs
+			if err := kernels.QuantizeActs(&qa, x, K, 1, K); err != nil {
+				b.Fatal(err)
+			}
+			y := make([]float32, N)
+			for _, threads := range []int{1, 2} {
+				for _, mode := range []string{"hot", "cold"} {
+					b.Run(fmt.Sprintf("%v/%dx%d/t%d/%s", dt, N, K, threads, mode), func(b *testing.B) {
+						pool := kernels.NewPool(threads)
+						defer pool.Close()
+						i := 0
+						b.ResetTimer()
+						cpu0 := cpuSeconds()
+						for b.Loop() {
+							w := ws[0]
+							if mode == "cold" {
+								w = ws[i%copies]
+								i++
+							}
+							if err := kernels.QMatMul(pool, dt, w, N, &qa, y, N); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+						if cpu := cpuSeconds() - cpu0; cpu > 0 {
+							b.ReportMetric(float64(size)*float64(b.N)/cpu/1e9*float64(threads), "GB/s@cpu")
+						}
+					})
+				}
+			}
+		}
+	}
+}
