@@ -1,8 +1,14 @@
 // Package passes owns weft's graph-to-graph compilation pipeline: the pass
 // manager (Pipeline, Run, Context, Report) and the passes themselves, one file
 // per pass: shape and dtype inference (infer*.go), identity elimination
-// (identity.go), dead-code elimination (dce.go) and the lowering of core ops
-// that have a simpler equivalent (lower.go).
+// (identity.go), dead-code elimination (dce.go), the lowering of core ops
+// that have a simpler equivalent (lower.go), constant folding with the
+// evaluator in Options.Eval (fold.go), algebraic simplification
+// (simplify.go), common-subexpression elimination (cse.go), recognition of
+// LayerNorm/RMSNorm/GELU/SiLU/attention exports (patterns*.go), folding of
+// per-channel affine ops into Conv (convbn.go), fusion into FusedMatMul,
+// FusedConv and Fused elementwise chains (fuse*.go) and weight quantization
+// (quantize.go). Shared analyses and rewriting helpers are in analysis.go.
 //
 // The pipeline is one flat, ordered list of named passes, in the style of the
 // Go compiler's SSA backend: each -O level runs the passes whose Level it

@@ -48,6 +48,14 @@ var passOrder = [...][2]string{
 	{"identity", "dce"},
 	// lower folds constants (BatchNormalization statistics) that then die.
 	{"lower", "lower-dce"},
+	// patterns claim LayerNorm/GELU/attention chains before fuse would
+	// swallow them into generic Fused chains; convbn must see bare Convs.
+	{"patterns", "fuse"},
+	{"convbn", "fuse"},
+	// folding makes shape arithmetic constant, which simplify and the
+	// pattern matchers rely on.
+	{"fold", "simplify"},
+	{"fold", "patterns"},
 }
 
 // MaxLevel is the highest optimization level.
@@ -252,8 +260,17 @@ func Run(g *ir.Graph, opts Options) (*Report, error) {
 }
 
 // countNodes counts the nodes of g and all its subgraphs.
+// The body of a Fused node is the fused node's definition, not extra work,
+// so it is not counted.
 func countNodes(g *ir.Graph) int {
-	n := 0
-	g.Walk(func(sg *ir.Graph) { n += len(sg.Nodes) })
+	n := len(g.Nodes)
+	for _, node := range g.Nodes {
+		if node.Op == "Fused" {
+			continue
+		}
+		for _, sg := range node.Subgraphs() {
+			n += countNodes(sg)
+		}
+	}
 	return n
 }

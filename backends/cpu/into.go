@@ -42,23 +42,41 @@ func (s *nodeSpec) input(i int) arg {
 // should precompute everything the kernel needs.
 type intoBuilder func(s *nodeSpec) intoKernel
 
-// intoBuilders maps an op to its builder; the families register in init().
-var intoBuilders = map[string]intoBuilder{}
+// intoBuilders maps an op to its builders, tried in order until one
+// accepts the node; the families register in init().
+var intoBuilders = map[string][]intoBuilder{}
 
+// registerInto adds b as the last-resort builder of ops (the plain-Go
+// kernels of this package).
 func registerInto(b intoBuilder, ops ...string) {
 	for _, op := range ops {
-		if _, dup := intoBuilders[op]; dup {
-			panic("cpu: duplicate into kernel for " + op)
-		}
-		intoBuilders[op] = b
+		intoBuilders[op] = append(intoBuilders[op], b)
 	}
+}
+
+// registerIntoFirst adds b ahead of the builders already registered for
+// ops: a fast kernel that declines what it does not cover leaves the node
+// to the plain one.
+func registerIntoFirst(b intoBuilder, ops ...string) {
+	for _, op := range ops {
+		intoBuilders[op] = append([]intoBuilder{b}, intoBuilders[op]...)
+	}
+}
+
+// build returns the first kernel that one of op's builders makes for s.
+func build(op string, s *nodeSpec) intoKernel {
+	for _, b := range intoBuilders[op] {
+		if k := b(s); k != nil {
+			return k
+		}
+	}
+	return nil
 }
 
 // buildInto returns the into kernel of a step, or nil when the op has none
 // or some operand's shape is not static.
 func buildInto(n *ir.Node, slots []slotInfo, in, out []int) intoKernel {
-	b, ok := intoBuilders[n.Op]
-	if !ok {
+	if len(intoBuilders[n.Op]) == 0 {
 		return nil
 	}
 	spec := &nodeSpec{n: n}
@@ -80,14 +98,13 @@ func buildInto(n *ir.Node, slots []slotInfo, in, out []int) intoKernel {
 		}
 		spec.out = append(spec.out, arg{dt: info.v.DType, shape: info.shape, ok: true})
 	}
-	return b(spec)
+	return build(n.Op, spec)
 }
 
 // buildIntoForTest builds the into kernel for n from explicit operands (for
 // tests that compare it with the reference kernel).
 func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool) (intoKernel, error) {
-	b, ok := intoBuilders[n.Op]
-	if !ok {
+	if len(intoBuilders[n.Op]) == 0 {
 		return nil, fmt.Errorf("no into kernel for %s", n.Op)
 	}
 	spec := &nodeSpec{n: n}
@@ -105,7 +122,7 @@ func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 	for _, t := range out {
 		spec.out = append(spec.out, arg{dt: t.DType, shape: t.Shape, ok: true})
 	}
-	return b(spec), nil
+	return build(n.Op, spec), nil
 }
 
 // numel is the element count of a static shape.

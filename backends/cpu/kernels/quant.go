@@ -15,14 +15,14 @@ const qBlock = 32
 
 // QuantizedActs is an M×K activation matrix quantized once per row into
 // int8 blocks of 32 (q8_0-style: scale d = amax/127, q = round(x/d)), with
-// the scale kept in float32 and the per-block sum of q (used to fold the
-// -8 offset of Q4_0 weights into one integer correction per block). Reuse
-// one QuantizedActs across calls to avoid allocations.
+// the scale kept in float32 and the negated per-block sum of q (used to
+// fold the -8 offset of Q4_0 weights into one integer correction per
+// block). Reuse one QuantizedActs across calls to avoid allocations.
 type QuantizedActs struct {
 	M, K int
 	qs   []int8    // M×K
 	d    []float32 // M×K/32 block scales
-	sum  []int32   // M×K/32 block sums of qs
+	nsum []int32   // M×K/32 block sums of qs, negated
 }
 
 // QuantizeActs quantizes the M×K row-major matrix x (leading dimension
@@ -40,9 +40,9 @@ func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
 		q.qs = make([]int8, M*K)
 	}
 	if cap(q.d) < nb {
-		q.d, q.sum = make([]float32, nb), make([]int32, nb)
+		q.d, q.nsum = make([]float32, nb), make([]int32, nb)
 	}
-	q.qs, q.d, q.sum = q.qs[:M*K], q.d[:nb], q.sum[:nb]
+	q.qs, q.d, q.nsum = q.qs[:M*K], q.d[:nb], q.nsum[:nb]
 	for m := 0; m < M; m++ {
 		row := x[m*ldx : m*ldx+K]
 		for b := 0; b < K/qBlock; b++ {
@@ -65,7 +65,7 @@ func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
 				qs[j] = int8(r)
 				s += r
 			}
-			q.d[i], q.sum[i] = d, s
+			q.d[i], q.nsum[i] = d, -s
 		}
 	}
 	return nil
@@ -114,8 +114,8 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 }
 
 // qDot is a dot product of one quantized weight row (nb blocks at w) with
-// one quantized activation row (qs, block scales d, block sums s).
-type qDot func(nb int, w []byte, qs []int8, d []float32, s []int32) float32
+// one quantized activation row (qs, block scales d, negated block sums ns).
+type qDot func(nb int, w []byte, qs []int8, d []float32, ns []int32) float32
 
 type qJob struct {
 	dt   ir.DType
@@ -138,7 +138,7 @@ func (j *qJob) Task(_, t int) {
 	for n := t * j.rows; n < min(j.N, (t+1)*j.rows); n++ {
 		wr := j.w[n*j.rb : (n+1)*j.rb]
 		for m := 0; m < x.M; m++ {
-			j.y[m*j.ldy+n] = j.dot(nb, wr, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], x.sum[m*nb:(m+1)*nb])
+			j.y[m*j.ldy+n] = j.dot(nb, wr, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], x.nsum[m*nb:(m+1)*nb])
 		}
 	}
 }
@@ -162,13 +162,13 @@ func dotQ8Generic(nb int, w []byte, qs []int8, d []float32, _ []int32) float32 {
 }
 
 // dotQ4Generic is the plain-Go Q4_0 × q8 row dot product: the nibbles are
-// used unsigned and the -8 offset is folded in as -8·Σa per block.
-func dotQ4Generic(nb int, w []byte, qs []int8, d []float32, sum []int32) float32 {
+// used unsigned and the -8 offset is folded in as +8·(-Σa) per block.
+func dotQ4Generic(nb int, w []byte, qs []int8, d []float32, nsum []int32) float32 {
 	var acc float32
 	for b := 0; b < nb; b++ {
 		blk := w[b*18 : b*18+18]
 		a := qs[b*qBlock : b*qBlock+qBlock]
-		s := -8 * sum[b]
+		s := 8 * nsum[b]
 		for j := 0; j < 16; j++ {
 			q := blk[2+j]
 			s += int32(q&15)*int32(a[j]) + int32(q>>4)*int32(a[j+16])

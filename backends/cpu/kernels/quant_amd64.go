@@ -5,16 +5,16 @@ package kernels
 import "github.com/weftrt/weft/ir"
 
 //go:noescape
-func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
-func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
-func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
-func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 // The slice adapters of the assembly dot products. qJob.Task cuts the
 // slices to exactly nb blocks; the index expressions check that.
