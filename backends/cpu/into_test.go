@@ -281,3 +281,33 @@ func TestGatherIndexOutOfRange(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, k([]*ir.Tensor{x, idx}, out), "index 4 (element 1 of indices) is out of range")
 }
+
+// A builder registered first wins where it accepts and leaves the rest to
+// the plain kernel.
+func TestIntoBuilderPriority(t *testing.T) {
+	const op = "Relu"
+	saved := intoBuilders[op]
+	t.Cleanup(func() { intoBuilders[op] = saved })
+	fast := func(s *nodeSpec) intoKernel {
+		if len(s.in[0].shape) != 1 {
+			return nil
+		}
+		return func(in, out []*ir.Tensor) error { return fmt.Errorf("fast kernel") }
+	}
+	registerIntoFirst(fast, op)
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, tc := range []struct {
+		x    *ir.Tensor
+		fast bool
+	}{{randF32(r, 5), true}, {randF32(r, 2, 5), false}} {
+		n := node(op, nil, []*ir.Tensor{tc.x})
+		out := []*ir.Tensor{ir.NewTensor(ir.Float32, tc.x.Shape)}
+		k, err := buildIntoForTest(n, []*ir.Tensor{tc.x}, out, nil)
+		require.NoError(t, err)
+		if err := k([]*ir.Tensor{tc.x}, out); tc.fast {
+			require.ErrorContains(t, err, "fast kernel")
+		} else {
+			require.NoError(t, err)
+		}
+	}
+}

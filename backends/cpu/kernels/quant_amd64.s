@@ -3,38 +3,36 @@
 #include "textflag.h"
 
 // Quantized row dot products: one weight row (nb blocks of Q4_0 or Q8_0)
-// against one q8 activation row (qs, float32 block scales d, block sums).
-// Per block: integer dot of 32 byte pairs into 8 int32 lanes, convert, and
-// one FMA with the broadcast product of the two block scales. Two blocks
-// per iteration with separate float accumulators (Y0, Y8) hide the FMA
-// latency.
+// against one q8 activation row (qs, float32 block scales d, negated block
+// sums). Per block: integer dot of 32 byte pairs into 8 int32 lanes,
+// convert, and one FMA with the product of the two block scales. Two
+// blocks per iteration with separate float accumulators (Y0, Y8) hide the
+// FMA latency; the lanes are summed once at the end.
 //
-// Registers: SI weights, DI activations, R8 scales, R9 sums, CX blocks,
-// Y15 = bytes 0x0F, Y14 = int16 ones.
+// Registers: SI weights, DI activations, R8 activation scales, R9 negated
+// sums, CX blocks left; Y15 = bytes 0x0F, Y14 = int16 ones, Y13 = qword
+// shift counts {0, 0, 4, 4}.
 
-// SCALE(off) leaves dw·da of the block whose weight scale is at off(SI)
-// and activation scale at off2(R8), broadcast in Y6.
+// SCALE leaves dw·da of the block whose f16 weight scale is at woff(SI)
+// and activation scale at doff(R8) in all lanes of Y6.
 #define SCALE(woff, doff) \
-	MOVWLZX woff(SI), AX \
-	VMOVD AX, X6 \
-	VCVTPH2PS X6, X6 \
-	VMULSS doff(R8), X6, X6 \
-	VBROADCASTSS X6, Y6
+	VPBROADCASTW woff(SI), X6 \
+	VCVTPH2PS X6, Y6 \
+	VBROADCASTSS doff(R8), Y7 \
+	VMULPS Y7, Y6, Y6
 
-// Q4 nibbles at woff+2(SI) → Y1 as 32 unsigned bytes in element order.
+// NIBBLES puts the 32 Q4 codes of the block at woff(SI) in Y1 as unsigned
+// bytes in element order: the 16 code bytes go to both halves, the upper
+// half is shifted down by 4, and the mask keeps one nibble per byte.
 #define NIBBLES(woff) \
-	VMOVDQU woff+2(SI), X1 \
-	VPSRLW $4, X1, X2 \
-	VINSERTI128 $1, X2, Y1, Y1 \
+	VBROADCASTI128 woff+2(SI), Y1 \
+	VPSRLVQ Y13, Y1, Y1 \
 	VPAND Y15, Y1, Y1
 
-// BIAS8(soff) puts -8·sum of the activation block in lane 0 of Y4 (the
-// rest zero).
+// BIAS8 sets every lane of Y4 to -Σa of the block: summed over the 8
+// lanes at the end this is the -8·Σa offset correction of Q4_0.
 #define BIAS8(soff) \
-	MOVL soff(R9), AX \
-	SHLL $3, AX \
-	NEGL AX \
-	VMOVD AX, X4
+	VPBROADCASTD soff(R9), Y4
 
 #define CONSTS \
 	MOVL $0x0F0F0F0F, AX \
@@ -43,6 +41,11 @@
 	MOVL $0x00010001, AX \
 	VMOVD AX, X14 \
 	VPBROADCASTD X14, Y14 \
+	MOVQ $4, AX \
+	VMOVQ AX, X13 \
+	VPBROADCASTQ X13, X13 \
+	VPXOR X12, X12, X12 \
+	VINSERTI128 $1, X13, Y12, Y13 \
 	VXORPS Y0, Y0, Y0 \
 	VXORPS Y8, Y8, Y8
 
@@ -51,9 +54,9 @@
 	MOVQ w+8(FP), SI \
 	MOVQ qs+16(FP), DI \
 	MOVQ d+24(FP), R8 \
-	MOVQ sum+32(FP), R9
+	MOVQ nsum+32(FP), R9
 
-// HSUM adds Y0 and Y8 and stores the horizontal sum as the result.
+// HSUM adds Y0 and Y8 and returns the horizontal sum.
 #define HSUM \
 	VADDPS Y8, Y0, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
@@ -64,8 +67,8 @@
 	VZEROUPPER \
 	RET
 
-// Q4 block with AVX2: VPMADDUBSW (unsigned nibbles × signed activations,
-// pair sums fit int16: 2·15·127) then VPMADDWD by ones.
+// Q4 block with AVX2: VPMADDUBSW (unsigned codes × signed activations; the
+// pair sums fit int16: 2·15·127) then VPMADDWD by ones to int32.
 #define Q4_AVX2(woff, aoff, soff, doff, acc) \
 	NIBBLES(woff) \
 	VPMADDUBSW aoff(DI), Y1, Y3 \
@@ -76,7 +79,7 @@
 	SCALE(woff, doff) \
 	VFMADD231PS Y6, Y3, acc
 
-// func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+// func dotQ4AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 TEXT ·dotQ4AVX2(SB), NOSPLIT, $0-44
 	ARGS
 	CONSTS
@@ -108,7 +111,7 @@ q4a2_done:
 	SCALE(woff, doff) \
 	VFMADD231PS Y6, Y3, acc
 
-// func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+// func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 TEXT ·dotQ4VNNI(SB), NOSPLIT, $0-44
 	ARGS
 	CONSTS
@@ -147,7 +150,7 @@ q4v_done:
 	SCALE(woff, doff) \
 	VFMADD231PS Y6, Y3, acc
 
-// func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+// func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 TEXT ·dotQ8AVX2(SB), NOSPLIT, $0-44
 	ARGS
 	CONSTS
@@ -177,7 +180,7 @@ q8a2_done:
 	SCALE(woff, doff) \
 	VFMADD231PS Y6, Y3, acc
 
-// func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, sum *int32) float32
+// func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 TEXT ·dotQ8VNNI(SB), NOSPLIT, $0-44
 	ARGS
 	CONSTS
