@@ -106,7 +106,8 @@ const DefaultFoldLimit = 1 << 20
 
 // QuantizeOptions selects weight quantization.
 type QuantizeOptions struct {
-	// Type is "", "q8_0", "q4_0" or "int8-per-channel".
+	// Type is "" (none), "q8_0", "q4_0", "int8-per-channel" or another of
+	// QuantTypes (q4_1, q5_0, q5_1).
 	Type string
 	// Policy is "all", "matmul-except-head-and-embeddings" (the default)
 	// or "ffn-only"; Layers, when set, lists the weight (constant) names to
