@@ -28,6 +28,9 @@ var inPlaceOps = map[string]bool{
 	"Exp": true, "Sqrt": true, "Neg": true, "Abs": true, "Log": true, "Reciprocal": true,
 	"LeakyRelu": true, "Elu": true, "HardSigmoid": true, "HardSwish": true, "Softplus": true,
 	"Sin": true, "Cos": true, "Floor": true, "Ceil": true, "Round": true, "Sign": true,
+	"Where": true, "Clip": true, "Pow": true, "Max": true, "Min": true, "PRelu": true,
+	// Fused is a chain of elementwise and broadcast ops (ir/ops.go).
+	"Fused": true,
 }
 
 // slot is one arena allocation: a buffer, or an in-place chain of buffers

@@ -11,9 +11,12 @@ import (
 // the dtypes and shapes it was built for (nil for absent optional inputs).
 // It must not allocate, and must stay correct when out[0] shares bytes with
 // an input of the same dtype and shape (the memory planner's in-place reuse
-// of elementwise ops; other ops never alias). It returns an error only for
-// bad data (an index out of range), never for a shape it accepted.
-type intoKernel func(in, out []*ir.Tensor) error
+// of elementwise ops; other ops never alias). scratch is the run state's
+// scratch memory, at least the bytes the builder asked for (nodeSpec.scratch;
+// 64-byte aligned, contents undefined, shared by the steps of one run). It
+// returns an error only for bad data (an index out of range), never for a
+// shape it accepted.
+type intoKernel func(in, out []*ir.Tensor, scratch []byte) error
 
 // arg is what a builder knows about one input or output at compile time.
 type arg struct {
@@ -27,6 +30,9 @@ type arg struct {
 type nodeSpec struct {
 	n       *ir.Node
 	in, out []arg
+	// scratch is the number of scratch bytes the kernel needs; a builder
+	// that accepts the node sets it.
+	scratch int
 }
 
 // input returns input i, or an absent arg.
@@ -66,6 +72,7 @@ func registerIntoFirst(b intoBuilder, ops ...string) {
 // build returns the first kernel that one of op's builders makes for s.
 func build(op string, s *nodeSpec) intoKernel {
 	for _, b := range intoBuilders[op] {
+		s.scratch = 0
 		if k := b(s); k != nil {
 			return k
 		}
@@ -73,11 +80,11 @@ func build(op string, s *nodeSpec) intoKernel {
 	return nil
 }
 
-// buildInto returns the into kernel of a step, or nil when the op has none
-// or some operand's shape is not static.
-func buildInto(n *ir.Node, slots []slotInfo, in, out []int) intoKernel {
+// buildInto returns the into kernel of a step and the scratch bytes it
+// needs, or nil when the op has none or some operand's shape is not static.
+func buildInto(n *ir.Node, slots []slotInfo, in, out []int) (intoKernel, int) {
 	if len(intoBuilders[n.Op]) == 0 {
-		return nil
+		return nil, 0
 	}
 	spec := &nodeSpec{n: n}
 	for _, si := range in {
@@ -87,23 +94,25 @@ func buildInto(n *ir.Node, slots []slotInfo, in, out []int) intoKernel {
 		}
 		info := slots[si]
 		if info.shape == nil {
-			return nil
+			return nil, 0
 		}
 		spec.in = append(spec.in, arg{dt: info.v.DType, shape: info.shape, c: info.v.Const, ok: true})
 	}
 	for _, si := range out {
 		info := slots[si]
 		if info.shape == nil || !info.v.DType.Valid() {
-			return nil
+			return nil, 0
 		}
 		spec.out = append(spec.out, arg{dt: info.v.DType, shape: info.shape, ok: true})
 	}
-	return build(n.Op, spec)
+	k := build(n.Op, spec)
+	return k, spec.scratch
 }
 
 // buildIntoForTest builds the into kernel for n from explicit operands (for
-// tests that compare it with the reference kernel).
-func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool) (intoKernel, error) {
+// tests that compare it with the reference kernel), bound to scratch memory
+// filled with garbage; nil when the builders decline.
+func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool) (func(in, out []*ir.Tensor) error, error) {
 	if len(intoBuilders[n.Op]) == 0 {
 		return nil, fmt.Errorf("no into kernel for %s", n.Op)
 	}
@@ -122,7 +131,15 @@ func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 	for _, t := range out {
 		spec.out = append(spec.out, arg{dt: t.DType, shape: t.Shape, ok: true})
 	}
-	return build(n.Op, spec), nil
+	k := build(n.Op, spec)
+	if k == nil {
+		return nil, nil
+	}
+	scratch := ir.AlignedBytes(spec.scratch)
+	for i := range scratch {
+		scratch[i] = 0xCD
+	}
+	return func(in, out []*ir.Tensor) error { return k(in, out, scratch) }, nil
 }
 
 // numel is the element count of a static shape.

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -162,7 +163,42 @@ func buildConv(s *nodeSpec) intoKernel {
 		wLo[k], wHi[k] = gw.validRange(k)
 	}
 	hasBias := b.ok
-	return func(in, out []*ir.Tensor) error {
+	ohw, kk := OH*OW, Cg*kH*kW
+	pointwise := kH == 1 && kW == 1 && gh.stride == 1 && gw.stride == 1 && gh.padB == 0 && gw.padB == 0 && OH == H && OW == W
+	if pointwise || kk*ohw*4 <= maxIm2col {
+		if !pointwise {
+			s.scratch = kk * ohw * 4
+		}
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			xv, wv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+			var col []float32
+			if !pointwise {
+				col = f32View(scratch, kk*ohw)
+			}
+			for n := 0; n < N; n++ {
+				for g := 0; g < group; g++ {
+					xg := xv[(n*C+g*Cg)*H*W : (n*C+(g+1)*Cg)*H*W]
+					if pointwise {
+						col = xg // X[c, :] is already the [Cg, H·W] matrix
+					} else {
+						im2col(col, xg, Cg, gh, gw, hLo, hHi, wLo, wHi)
+					}
+					for m := g * Mg; m < (g+1)*Mg; m++ {
+						row := yv[(n*M+m)*ohw : (n*M+m+1)*ohw]
+						gemvRow(row, wv[m*kk:(m+1)*kk], col, ohw)
+						if hasBias {
+							b0 := in[2].Float32s()[m]
+							for i := range row {
+								row[i] += b0
+							}
+						}
+					}
+				}
+			}
+			return nil
+		}
+	}
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, wv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		var bv []float32
 		if hasBias {
@@ -213,6 +249,54 @@ func buildConv(s *nodeSpec) intoKernel {
 	}
 }
 
+// maxIm2col bounds the scratch of the im2col path; larger convolutions run
+// the direct loop. A variable so that tests reach both paths.
+var maxIm2col = 64 << 20
+
+// im2col writes the [Cg·kH·kW, OH·OW] patch matrix of one group's input
+// planes x ([Cg, H, W]) into col: row (c, kh, kw) holds, for each output
+// position, the input it multiplies by W[m, c, kh, kw] (0 in the padding).
+func im2col(col, x []float32, Cg int, gh, gw axis2, hLo, hHi, wLo, wHi []int) {
+	H, W, OH, OW := gh.in, gw.in, gh.out, gw.out
+	r := 0
+	for c := 0; c < Cg; c++ {
+		xp := x[c*H*W : (c+1)*H*W]
+		for kh := 0; kh < gh.k; kh++ {
+			for kw := 0; kw < gw.k; kw++ {
+				dst := col[r*OH*OW : (r+1)*OH*OW]
+				r++
+				lo, hi := wLo[kw], wHi[kw]
+				for oh := 0; oh < OH; oh++ {
+					d := dst[oh*OW : (oh+1)*OW]
+					if oh < hLo[kh] || oh >= hHi[kh] || lo >= hi {
+						clear(d)
+						continue
+					}
+					clear(d[:lo])
+					clear(d[hi:])
+					ih := oh*gh.stride - gh.padB + kh*gh.dil
+					base := ih*W - gw.padB + kw*gw.dil
+					if gw.stride == 1 {
+						copy(d[lo:hi], xp[base+lo:base+hi])
+						continue
+					}
+					for ow := lo; ow < hi; ow++ {
+						d[ow] = xp[base+ow*gw.stride]
+					}
+				}
+			}
+		}
+	}
+}
+
+// f32View views the first n float32s of 64-byte aligned scratch memory.
+func f32View(b []byte, n int) []float32 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b[:n*4]))), n)
+}
+
 // buildPool handles float32 1-D and 2-D MaxPool (Y only, storage order
 // irrelevant) and AveragePool (count_include_pad counts the window
 // positions inside the padded input, as the reference does).
@@ -247,7 +331,7 @@ func buildPool(s *nodeSpec) intoKernel {
 	if !gh.everyWindowReads() || !gw.everyWindowReads() {
 		return nil // the reference reports the empty window
 	}
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
 		for p := 0; p < NC; p++ {
 			xp := xv[p*gh.in*gw.in : (p+1)*gh.in*gw.in]
@@ -307,7 +391,7 @@ func buildGlobalPool(s *nodeSpec) intoKernel {
 		return nil
 	}
 	isMax := s.n.Op == "GlobalMaxPool"
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
 		for p := 0; p < NC; p++ {
 			row := xv[p*S : (p+1)*S]

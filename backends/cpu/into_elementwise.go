@@ -16,12 +16,10 @@ func init() {
 // buildUnary handles float32 elementwise activations. Transcendental
 // functions are evaluated in float64 and rounded once, as the reference does.
 func buildUnary(s *nodeSpec) intoKernel {
-	n := s.n
 	if len(s.in) != 1 || len(s.out) != 1 || !s.in[0].ok || !allF32(s.in[0], s.out[0]) || !sameShape(s.in[0].shape, s.out[0].shape) {
 		return nil
 	}
-	var f func(float64) float64
-	switch n.Op {
+	switch s.n.Op {
 	case "Relu":
 		return unaryF32(func(x float32) float32 {
 			if x < 0 {
@@ -31,55 +29,76 @@ func buildUnary(s *nodeSpec) intoKernel {
 		})
 	case "Neg":
 		return unaryF32(func(x float32) float32 { return -x })
+	}
+	f := unaryFunc(s.n)
+	if f == nil {
+		return nil
+	}
+	return unaryF32(func(x float32) float32 { return float32(f(float64(x))) })
+}
+
+// unaryFunc returns the float64 formula of a unary elementwise node (the
+// reference's), or nil when it has none here.
+func unaryFunc(n *ir.Node) func(float64) float64 {
+	switch n.Op {
+	case "Relu":
+		return func(x float64) float64 {
+			if x < 0 {
+				return 0
+			}
+			return x
+		}
+	case "Neg":
+		return func(x float64) float64 { return -x }
 	case "Abs":
-		return unaryF32(func(x float32) float32 { return float32(math.Abs(float64(x))) })
+		return math.Abs
 	case "LeakyRelu":
 		alpha := float64(n.AttrFloat("alpha", 0.01))
-		f = func(x float64) float64 {
+		return func(x float64) float64 {
 			if x < 0 {
 				return alpha * x
 			}
 			return x
 		}
 	case "Sigmoid":
-		f = sigmoid
+		return sigmoid
 	case "SiLU":
-		f = func(x float64) float64 { return x * sigmoid(x) }
+		return func(x float64) float64 { return x * sigmoid(x) }
 	case "Tanh":
-		f = math.Tanh
+		return math.Tanh
 	case "Gelu":
 		switch n.AttrString("approximate", "none") {
 		case "none":
-			f = func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+			return func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
 		case "tanh":
 			c := math.Sqrt(2 / math.Pi)
-			f = func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x))) }
-		default:
-			return nil
+			return func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x))) }
 		}
 	case "Erf":
-		f = math.Erf
+		return math.Erf
 	case "Exp":
-		f = math.Exp
+		return math.Exp
 	case "Sqrt":
-		f = math.Sqrt
+		return math.Sqrt
 	case "Log":
-		f = math.Log
+		return math.Log
 	case "Reciprocal":
-		f = func(x float64) float64 { return 1 / x }
+		return func(x float64) float64 { return 1 / x }
 	case "HardSigmoid":
 		alpha, beta := float64(n.AttrFloat("alpha", 0.2)), float64(n.AttrFloat("beta", 0.5))
-		f = func(x float64) float64 { return max(0, min(1, alpha*x+beta)) }
+		return func(x float64) float64 { return max(0, min(1, alpha*x+beta)) }
 	case "HardSwish":
-		f = func(x float64) float64 { return x * max(0, min(1, x/6+0.5)) }
+		return func(x float64) float64 { return x * max(0, min(1, x/6+0.5)) }
 	case "Floor":
-		f = math.Floor
+		return math.Floor
 	case "Ceil":
-		f = math.Ceil
-	default:
-		return nil
+		return math.Ceil
+	case "Sin":
+		return math.Sin
+	case "Cos":
+		return math.Cos
 	}
-	return unaryF32(func(x float32) float32 { return float32(f(float64(x))) })
+	return nil
 }
 
 func sigmoid(x float64) float64 {
@@ -93,7 +112,7 @@ func sigmoid(x float64) float64 {
 // unaryF32 applies f elementwise; reading x[i] before writing y[i] keeps it
 // correct in place.
 func unaryF32(f func(float32) float32) intoKernel {
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		x, y := in[0].Float32s(), out[0].Float32s()
 		for i, v := range x {
 			y[i] = f(v)
@@ -163,7 +182,7 @@ func buildBinary(s *nodeSpec) intoKernel {
 		return nil
 	}
 	op := map[string]int{"Add": opAdd, "Sub": opSub, "Mul": opMul, "Div": opDiv}[s.n.Op]
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		a, b, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		if bc.contiguous {
 			binRow(op, y, a, b, 1, 1)

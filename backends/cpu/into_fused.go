@@ -85,18 +85,20 @@ func buildFusedMatMul(s *nodeSpec) intoKernel {
 	if !ok {
 		return nil
 	}
-	mm := buildMatMul(&nodeSpec{n: s.n, in: []arg{a, b}, out: s.out})
+	sub := &nodeSpec{n: s.n, in: []arg{a, b}, out: s.out}
+	mm := buildMatMul(sub)
 	if mm == nil {
 		return nil
 	}
+	s.scratch = sub.scratch
 	var bc *bcast
 	if bias.ok {
 		if bc, ok = newBcast(y.shape, bias.shape, y.shape); !ok {
 			return nil
 		}
 	}
-	return func(in, out []*ir.Tensor) error {
-		if err := mm(in[:2], out); err != nil {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		if err := mm(in[:2], out, scratch); err != nil {
 			return err
 		}
 		yv := out[0].Float32s()
@@ -142,13 +144,15 @@ func buildFusedConv(s *nodeSpec) intoKernel {
 	for len(convIn) > 2 && !convIn[len(convIn)-1].ok {
 		convIn = convIn[:len(convIn)-1]
 	}
-	conv := buildConv(&nodeSpec{n: s.n, in: convIn, out: s.out})
+	sub := &nodeSpec{n: s.n, in: convIn, out: s.out}
+	conv := buildConv(sub)
 	if conv == nil {
 		return nil
 	}
+	s.scratch = sub.scratch
 	nConv := len(convIn)
-	return func(in, out []*ir.Tensor) error {
-		if err := conv(in[:nConv], out); err != nil {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		if err := conv(in[:nConv], out, scratch); err != nil {
 			return err
 		}
 		yv := out[0].Float32s()

@@ -10,6 +10,7 @@ func init() {
 	registerInto(buildCopy, "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
 	registerInto(buildTranspose, "Transpose")
 	registerInto(buildConcat, "Concat")
+	registerInto(buildSplit, "Split")
 	registerInto(buildGather, "Gather")
 }
 
@@ -28,7 +29,7 @@ func buildCopy(s *nodeSpec) intoKernel {
 			return nil
 		}
 	}
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		copy(out[0].Data, in[0].Data)
 		return nil
 	}
@@ -67,7 +68,7 @@ func buildTranspose(s *nodeSpec) intoKernel {
 	es := x.dt.Size()
 	total := numel(y.shape)
 	if rank == 0 || total == 0 {
-		return func(in, out []*ir.Tensor) error {
+		return func(in, out []*ir.Tensor, scratch []byte) error {
 			copy(out[0].Data, in[0].Data)
 			return nil
 		}
@@ -75,7 +76,7 @@ func buildTranspose(s *nodeSpec) intoKernel {
 	inner, innerSt := int(want[rank-1]), int(st[rank-1])
 	outer, outerSt := want[:rank-1], st[:rank-1]
 	rows := numel(outer)
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		src, dst := in[0].Data, out[0].Data
 		for r := 0; r < rows; r++ {
 			off, rem := 0, r
@@ -142,13 +143,58 @@ func buildConcat(s *nodeSpec) intoKernel {
 		return nil
 	}
 	outer := numel(y.shape[:axis])
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		dst := out[0].Data
 		o := 0
 		for r := 0; r < outer; r++ {
 			for i, t := range in {
 				c := chunk[i]
 				copy(dst[o:o+c], t.Data[r*c:(r+1)*c])
+				o += c
+			}
+		}
+		return nil
+	}
+}
+
+// buildSplit handles Split of any fixed-size dtype into the static output
+// shapes (a split input, when present, must be a constant).
+func buildSplit(s *nodeSpec) intoKernel {
+	x := s.input(0)
+	if !x.ok || len(s.in) > 2 || len(s.out) == 0 || x.dt.Size() <= 0 || s.input(1).ok && s.input(1).c == nil {
+		return nil
+	}
+	rank := len(x.shape)
+	axis, ok := normAxis(s.n.AttrInt("axis", 0), rank)
+	if !ok {
+		return nil
+	}
+	es := x.dt.Size()
+	chunk := make([]int, len(s.out)) // bytes per outer index, per output
+	var dim int64
+	for i, o := range s.out {
+		if o.dt != x.dt || len(o.shape) != rank {
+			return nil
+		}
+		for d := range rank {
+			if d != axis && o.shape[d] != x.shape[d] {
+				return nil
+			}
+		}
+		dim += o.shape[axis]
+		chunk[i] = numel(o.shape[axis:]) * es
+	}
+	if dim != x.shape[axis] {
+		return nil
+	}
+	outer := numel(x.shape[:axis])
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		src := in[0].Data
+		o := 0
+		for r := 0; r < outer; r++ {
+			for i, t := range out {
+				c := chunk[i]
+				copy(t.Data[r*c:(r+1)*c], src[o:o+c])
 				o += c
 			}
 		}
@@ -176,7 +222,7 @@ func buildGather(s *nodeSpec) intoKernel {
 	outer, dim, inner := numel(x.shape[:axis]), int(x.shape[axis]), numel(x.shape[axis+1:])*es
 	nidx := numel(idx.shape)
 	is64 := idx.dt == ir.Int64
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		src, dst, ix := in[0].Data, out[0].Data, in[1]
 		o := 0
 		for r := 0; r < outer; r++ {

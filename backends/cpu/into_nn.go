@@ -14,7 +14,7 @@ func init() {
 }
 
 // buildMatMul handles float32 MatMul with numpy rules (1-D operands, batch
-// broadcasting). Each output is a float32 sum over k in increasing order.
+// broadcasting), accumulating in float32.
 func buildMatMul(s *nodeSpec) intoKernel {
 	a, b, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !a.ok || !b.ok || !allF32(a, b, y) || len(a.shape) == 0 || len(b.shape) == 0 {
@@ -53,22 +53,42 @@ func buildMatMul(s *nodeSpec) intoKernel {
 		aOff[i], bOff[i] = int(it.Offsets[0])*M*K, int(it.Offsets[1])*K*N
 		it.Next()
 	}
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		av, bv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		for bi := range aOff {
 			A, B := av[aOff[bi]:aOff[bi]+M*K], bv[bOff[bi]:bOff[bi]+K*N]
 			for m := 0; m < M; m++ {
-				row := yv[(bi*M+m)*N : (bi*M+m+1)*N]
-				clear(row)
-				for k, x := range A[m*K : (m+1)*K] {
-					brow := B[k*N : (k+1)*N]
-					for j, w := range brow {
-						row[j] += x * w
-					}
-				}
+				gemvRow(yv[(bi*M+m)*N:(bi*M+m+1)*N], A[m*K:(m+1)*K], B, N)
 			}
 		}
 		return nil
+	}
+}
+
+// gemvRow computes row = a · B for one row a of A and B of shape
+// [len(a), N]: four rows of B at a time, so each output element is loaded
+// and stored once per four products.
+func gemvRow(row, a, B []float32, N int) {
+	clear(row)
+	K := len(a)
+	k := 0
+	for ; k+4 <= K; k += 4 {
+		a0, a1, a2, a3 := a[k], a[k+1], a[k+2], a[k+3]
+		b0 := B[k*N : k*N+N]
+		b1 := B[(k+1)*N : (k+1)*N+N]
+		b2 := B[(k+2)*N : (k+2)*N+N]
+		b3 := B[(k+3)*N : (k+3)*N+N]
+		r := row[:N]
+		for j := range r {
+			r[j] += a0*b0[j] + a1*b1[j] + a2*b2[j] + a3*b3[j]
+		}
+	}
+	for ; k < K; k++ {
+		x, b := a[k], B[k*N:k*N+N]
+		r := row[:N]
+		for j := range r {
+			r[j] += x * b[j]
+		}
 	}
 }
 
@@ -98,7 +118,7 @@ func buildSoftmax(s *nodeSpec) intoKernel {
 		}
 		outer, size, inner = numel(x.shape[:axis]), int(x.shape[axis]), numel(x.shape[axis+1:])
 	}
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
 		for o := 0; o < outer; o++ {
 			for k := 0; k < inner; k++ {
@@ -149,7 +169,7 @@ func buildLayerNorm(s *nodeSpec) intoKernel {
 	rows, cols := numel(x.shape[:axis]), numel(norm)
 	eps := float64(s.n.AttrFloat("epsilon", 1e-5))
 	hasBias := bias.ok
-	return func(in, out []*ir.Tensor) error {
+	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, sv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		var bv []float32
 		if hasBias {

@@ -22,6 +22,7 @@ type intoCase struct {
 	in     []*ir.Tensor // nil: absent optional input
 	consts []bool       // inputs the builder sees as constants
 	tol    float64      // relative tolerance (0: 1e-6)
+	nout   int          // outputs (0: 1)
 }
 
 func randF32(r *rand.Rand, shape ...int64) *ir.Tensor {
@@ -36,7 +37,10 @@ func randF32(r *rand.Rand, shape ...int64) *ir.Tensor {
 func i64(shape []int64, vals ...int64) *ir.Tensor { return ir.FromInt64(shape, vals) }
 
 // node builds a one-node graph over inputs shaped like in.
-func node(op string, attrs []ir.AttrOption, in []*ir.Tensor) *ir.Node {
+func node(op string, attrs []ir.AttrOption, in []*ir.Tensor) *ir.Node { return nodeN(op, attrs, in, 1) }
+
+// nodeN is node with nOut outputs.
+func nodeN(op string, attrs []ir.AttrOption, in []*ir.Tensor, nOut int) *ir.Node {
 	b := ir.NewBuilder(op)
 	vals := make([]*ir.Value, len(in))
 	for i, t := range in {
@@ -44,7 +48,7 @@ func node(op string, attrs []ir.AttrOption, in []*ir.Tensor) *ir.Node {
 			vals[i] = b.Input(fmt.Sprint("x", i), t.DType, ir.ShapeOf(t.Shape))
 		}
 	}
-	b.OpA(op, attrs, vals...)
+	b.OpN(op, nOut, attrs, vals...)
 	return b.G.Nodes[0]
 }
 
@@ -75,7 +79,7 @@ func requireClose(t *testing.T, want, got *ir.Tensor, tol float64) {
 }
 
 func runIntoCase(t *testing.T, tc intoCase) {
-	n := node(tc.op, tc.attrs, tc.in)
+	n := nodeN(tc.op, tc.attrs, tc.in, max(tc.nout, 1))
 	want := refRun(t, n, tc.in)
 	out := make([]*ir.Tensor, len(want))
 	for i, w := range want {
@@ -211,8 +215,44 @@ func TestIntoKernelsMatchReference(t *testing.T) {
 		intoCase{name: "FusedConvNoBias", op: "FusedConv", attrs: []ir.AttrOption{ir.Str("activation", "Relu"), ir.Ints("strides", 2, 2)}, in: []*ir.Tensor{f(1, 2, 7, 7), f(3, 2, 3, 3), nil, f(1, 3, 3, 3)}, tol: 1e-5},
 		intoCase{name: "FusedConvNoResidual", op: "FusedConv", attrs: []ir.AttrOption{ir.Str("activation", "Relu")}, in: []*ir.Tensor{f(1, 2, 7, 7), f(3, 2, 3, 3), f(3)}, tol: 1e-5},
 	)
+	cases = append(cases,
+		intoCase{name: "SplitEqual", op: "Split", attrs: []ir.AttrOption{ir.Int("axis", 1), ir.Int("num_outputs", 3)}, in: []*ir.Tensor{f(2, 6, 3)}, nout: 3},
+		intoCase{name: "SplitSizes", op: "Split", attrs: []ir.AttrOption{ir.Int("axis", -1)}, in: []*ir.Tensor{f(2, 3, 7), i64([]int64{3}, 2, 4, 1)}, consts: []bool{false, true}, nout: 3},
+	)
+	boolMask := func(shape ...int64) *ir.Tensor {
+		m := ir.NewTensor(ir.Bool, shape)
+		for i := range m.Data {
+			if r.IntN(4) != 0 {
+				m.Data[i] = 1
+			}
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name  string
+		in    []*ir.Tensor
+		attrs []ir.AttrOption
+	}{
+		{"plain", []*ir.Tensor{f(2, 3, 5, 8), f(2, 3, 7, 8), f(2, 3, 7, 6)}, nil},
+		{"gqa causal", []*ir.Tensor{f(1, 4, 5, 8), f(1, 2, 5, 8), f(1, 2, 5, 3)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
+		{"causal longer keys", []*ir.Tensor{f(1, 2, 3, 4), f(1, 2, 7, 4), f(1, 2, 7, 4)}, []ir.AttrOption{ir.Int("is_causal", 1), ir.Float("scale", 0.3)}},
+		{"float mask", []*ir.Tensor{f(2, 2, 4, 8), f(2, 2, 6, 8), f(2, 2, 6, 8), f(2, 1, 4, 6)}, nil},
+		{"bool mask", []*ir.Tensor{f(1, 2, 4, 8), f(1, 2, 6, 8), f(1, 2, 6, 8), boolMask(6)}, nil},
+		{"bool mask rows", []*ir.Tensor{f(1, 2, 4, 8), f(1, 2, 6, 8), f(1, 2, 6, 8), boolMask(1, 1, 4, 6)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
+	} {
+		cases = append(cases, intoCase{name: "Attention " + c.name, op: "Attention", attrs: c.attrs, in: c.in, tol: 1e-5})
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runIntoCase(t, tc) })
+	}
+	// Convolutions again on the direct path (no im2col scratch).
+	saved := maxIm2col
+	maxIm2col = 0
+	defer func() { maxIm2col = saved }()
+	for _, tc := range cases {
+		if tc.op == "Conv" || tc.op == "FusedConv" {
+			t.Run("direct "+tc.name, func(t *testing.T) { runIntoCase(t, tc) })
+		}
 	}
 }
 
@@ -292,7 +332,7 @@ func TestIntoBuilderPriority(t *testing.T) {
 		if len(s.in[0].shape) != 1 {
 			return nil
 		}
-		return func(in, out []*ir.Tensor) error { return fmt.Errorf("fast kernel") }
+		return func(in, out []*ir.Tensor, scratch []byte) error { return fmt.Errorf("fast kernel") }
 	}
 	registerIntoFirst(fast, op)
 	r := rand.New(rand.NewPCG(9, 9))
@@ -309,5 +349,71 @@ func TestIntoBuilderPriority(t *testing.T) {
 		} else {
 			require.NoError(t, err)
 		}
+	}
+}
+
+// TestIntoFusedChain runs Fused elementwise bodies (as passes/fuse_chain
+// builds them) through the chain interpreter and the reference.
+func TestIntoFusedChain(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	type bodyFn func(body *ir.Graph, in []*ir.Value) *ir.Value
+	op := func(body *ir.Graph, o string, dt ir.DType, shape []int64, attrs ir.Attrs, in ...*ir.Value) *ir.Value {
+		v := body.AddNode(o, "", in, 1, attrs).Outputs[0]
+		v.DType, v.Shape = dt, ir.S(shape...)
+		return v
+	}
+	scalar := func(body *ir.Graph, v float32) *ir.Value { return body.AddConst("", ir.FromFloat32(nil, []float32{v})) }
+	mask := ir.NewTensor(ir.Bool, []int64{1, 1, 4, 5})
+	for i := range mask.Data {
+		mask.Data[i] = byte(r.IntN(2))
+	}
+	for _, tc := range []struct {
+		name string
+		in   []*ir.Tensor
+		out  []int64
+		dt   ir.DType
+		body bodyFn
+	}{
+		{"scaled mask", []*ir.Tensor{randF32(r, 1, 2, 4, 5), mask}, []int64{1, 2, 4, 5}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			d := op(b, "Div", ir.Float32, []int64{1, 2, 4, 5}, nil, in[0], scalar(b, 8))
+			return op(b, "Where", ir.Float32, []int64{1, 2, 4, 5}, nil, in[1], d, scalar(b, -1e9))
+		}},
+		{"arithmetic", []*ir.Tensor{randF32(r, 3, 1), randF32(r, 4), randF32(r, 3, 4)}, []int64{3, 4}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			s := op(b, "Sigmoid", ir.Float32, []int64{3, 1}, nil, in[0])
+			m := op(b, "Mul", ir.Float32, []int64{3, 4}, nil, s, in[1])
+			c := op(b, "Clip", ir.Float32, []int64{3, 4}, nil, in[2], scalar(b, -0.5), scalar(b, 0.7))
+			a := op(b, "Add", ir.Float32, []int64{3, 4}, nil, m, c)
+			p := op(b, "Pow", ir.Float32, []int64{3, 4}, nil, op(b, "Abs", ir.Float32, []int64{3, 4}, nil, a), scalar(b, 1.5))
+			mx := op(b, "Max", ir.Float32, []int64{3, 4}, nil, p, op(b, "Tanh", ir.Float32, []int64{3, 4}, nil, in[2]))
+			lt := op(b, "Less", ir.Bool, []int64{3, 4}, nil, mx, scalar(b, 0.2))
+			cf := op(b, "Cast", ir.Float32, []int64{3, 4}, ir.Attrs{"to": {Kind: ir.AttrInt, Int: 1}}, lt)
+			return op(b, "Sub", ir.Float32, []int64{3, 4}, nil, op(b, "Where", ir.Float32, []int64{3, 4}, nil, lt, mx, op(b, "Gelu", ir.Float32, []int64{3, 4}, nil, a)), cf)
+		}},
+		{"bool output", []*ir.Tensor{randF32(r, 2, 5), randF32(r, 5), randF32(r, 2, 1)}, []int64{2, 5}, ir.Bool, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			lt := op(b, "Less", ir.Bool, []int64{2, 5}, nil, in[0], in[1])
+			ge := op(b, "GreaterOrEqual", ir.Bool, []int64{2, 5}, nil, in[0], in[2])
+			return op(b, "Or", ir.Bool, []int64{2, 5}, nil, op(b, "And", ir.Bool, []int64{2, 5}, nil, lt, op(b, "Not", ir.Bool, []int64{2, 5}, nil, ge)), op(b, "Equal", ir.Bool, []int64{2, 5}, nil, lt, ge))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := ir.NewBuilder("f")
+			body := b.G.NewSubgraph("body")
+			var outer, inner []*ir.Value
+			for i, x := range tc.in {
+				outer = append(outer, b.Input(fmt.Sprint("x", i), x.DType, ir.ShapeOf(x.Shape)))
+				inner = append(inner, body.AddInput("", x.DType, ir.ShapeOf(x.Shape)))
+			}
+			body.Outputs = []*ir.Value{tc.body(body, inner)}
+			y := b.OpA("Fused", []ir.AttrOption{ir.GraphAttr("body", body)}, outer...)
+			y.DType, y.Shape = tc.dt, ir.ShapeOf(tc.out)
+			n := b.G.Nodes[0]
+			want := refRun(t, n, tc.in)
+			out := []*ir.Tensor{ir.NewTensor(tc.dt, tc.out)}
+			k, err := buildIntoForTest(n, tc.in, out, nil)
+			require.NoError(t, err)
+			require.NotNil(t, k, "the chain interpreter declined")
+			require.NoError(t, k(tc.in, out))
+			requireClose(t, want[0], out[0], 1e-6)
+		})
 	}
 }

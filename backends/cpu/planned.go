@@ -34,8 +34,8 @@ type slotInfo struct {
 	v     *ir.Value
 	kind  int
 	c     *ir.Tensor // slotConst: the constant, copied once when unaligned
-	shape []int64 // static shape (nil for dynamic)
-	off   int64   // arena offset (slotPlanned)
+	shape []int64    // static shape (nil for dynamic)
+	off   int64      // arena offset (slotPlanned)
 	bytes int64
 }
 
@@ -44,6 +44,7 @@ type step struct {
 	n       *ir.Node
 	k       ref.Kernel
 	into    intoKernel
+	scratch int   // scratch bytes into needs
 	in, out []int // slot indices; -1 for an absent optional input
 	store   []bool
 	a0      int // args[a0:] holds in, then out
@@ -57,6 +58,7 @@ type plannedExe struct {
 	steps      []step
 	nargs      int
 	arenaSize  int64
+	scratch    int // the most scratch bytes any step needs
 }
 
 // CompilePlanned implements backends.PlanCompiler.
@@ -141,7 +143,8 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			st.out = append(st.out, newSlot(si))
 			st.store = append(st.store, store[o])
 		}
-		st.into = buildInto(n, e.slots, st.in, st.out)
+		st.into, st.scratch = buildInto(n, e.slots, st.in, st.out)
+		e.scratch = max(e.scratch, st.scratch)
 		e.nargs += len(st.in) + len(st.out)
 		e.steps = append(e.steps, st)
 	}
@@ -169,7 +172,8 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 		}
 		mem = arena.Host()[:e.arenaSize]
 	}
-	s := &execState{e: e, arena: mem, slots: make([]*ir.Tensor, len(e.slots)), home: make([]*ir.Tensor, len(e.slots)), args: make([]*ir.Tensor, e.nargs)}
+	s := &execState{e: e, arena: mem, slots: make([]*ir.Tensor, len(e.slots)), home: make([]*ir.Tensor, len(e.slots)),
+		args: make([]*ir.Tensor, e.nargs), scratch: ir.AlignedBytes(e.scratch)}
 	for i, si := range e.slots {
 		switch si.kind {
 		case slotConst:
@@ -192,7 +196,9 @@ type execState struct {
 	slots []*ir.Tensor // the current tensor of each value
 	home  []*ir.Tensor // the preallocated tensor of planned and private values
 	args  []*ir.Tensor
-	rctx  ref.Context
+	// scratch is shared by the steps (they run one after another).
+	scratch []byte
+	rctx    ref.Context
 }
 
 // Run executes the partition; see backends.ExecState for the outputs.
@@ -228,7 +234,7 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 		}
 		out := s.args[st.a0+len(st.in) : st.a0+len(st.in)+len(st.out)]
 		if s.intoReady(st, in, out, env) {
-			if err := st.into(in, out); err != nil {
+			if err := st.into(in, out, s.scratch[:st.scratch]); err != nil {
 				return fmt.Errorf("node %v: %w", st.n, err)
 			}
 			for k, si := range st.out {

@@ -18,6 +18,10 @@ import (
 
 const unroll = 4
 
+// aPrefetch is how far ahead (bytes) the AVX-512 kernels prefetch packed A
+// (negative: no prefetch).
+const aPrefetch = 1024
+
 // embeddedBroadcast selects FMAs with a {1to16} memory operand instead of
 // a VBROADCASTSS into a register feeding two register FMAs.
 const embeddedBroadcast = false
@@ -92,7 +96,11 @@ func gen512(w *bytes.Buffer, mr int) {
 	for u := 0; u < unroll; u++ {
 		step(u)
 	}
-	fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n\tPREFETCHT0 %d(BX)\n", 4*unroll*mr*4, 1024)
+	// Prefetch every line of packed A that the iteration after next will
+	// read (A streams from L2; the B panel stays in L1).
+	for off := 0; aPrefetch >= 0 && off < unroll*mr*4; off += 64 {
+		fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n", aPrefetch+off)
+	}
 	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, BX\n\tSUBQ $%d, CX\n\tCMPQ CX, $%d\n\tJGE %s_loop\n", unroll*mr*4, unroll*128, unroll, unroll, name)
 	fmt.Fprintf(w, "%s_tail:\n\tTESTQ CX, CX\n\tJEQ %s_store\n%s_tail1:\n", name, name, name)
 	step(0)

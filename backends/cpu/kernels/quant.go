@@ -9,6 +9,9 @@ import (
 	"github.com/weftrt/weft/ir"
 )
 
+// qTaskBytes is the weight bytes per task of QMatMul.
+var qTaskBytes = 65536
+
 // qBlock is the number of elements per block of Q8_0, Q4_0 and of the
 // quantized activations.
 const qBlock = 32
@@ -103,10 +106,10 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		return nil
 	}
 	j := qJobPool.Get().(*qJob)
-	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, CurrentISA())}
+	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, CurrentISA()), dot4: qDot4Func(dt, CurrentISA())}
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough
 	// for balance.
-	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), 65536/rb))
+	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunTasks((N+j.rows-1)/j.rows, j)
 	*j = qJob{}
 	qJobPool.Put(j)
@@ -117,7 +120,13 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 // one quantized activation row (qs, block scales d, negated block sums ns).
 type qDot func(nb int, w []byte, qs []int8, d []float32, ns []int32) float32
 
+// qDot4 is qDot for four consecutive activation rows (blocks of row r
+// start at r·nb in d and ns, and at r·nb·32 in qs), writing four sums.
+// Callers guarantee nb >= 1.
+type qDot4 func(nb int, w []byte, qs []int8, d []float32, ns []int32, out *[4]float32)
+
 type qJob struct {
+	dot4 qDot4
 	dt   ir.DType
 	w    []byte
 	rb   int
@@ -137,7 +146,18 @@ func (j *qJob) Task(_, t int) {
 	nb := x.K / qBlock
 	for n := t * j.rows; n < min(j.N, (t+1)*j.rows); n++ {
 		wr := j.w[n*j.rb : (n+1)*j.rb]
-		for m := 0; m < x.M; m++ {
+		m := 0
+		if j.dot4 != nil && nb > 0 {
+			// Four activation rows per pass over the weight row.
+			var out [4]float32
+			for ; m+4 <= x.M; m += 4 {
+				j.dot4(nb, wr, x.qs[m*x.K:(m+4)*x.K], x.d[m*nb:(m+4)*nb], x.nsum[m*nb:(m+4)*nb], &out)
+				for r, v := range out {
+					j.y[(m+r)*j.ldy+n] = v
+				}
+			}
+		}
+		for ; m < x.M; m++ {
 			j.y[m*j.ldy+n] = j.dot(nb, wr, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], x.nsum[m*nb:(m+1)*nb])
 		}
 	}

@@ -16,6 +16,34 @@ func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 //go:noescape
 func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
+//go:noescape
+func dotQ4VNNIx4(nb int, w *byte, qs *int8, d *float32, nsum *int32, k int, out *float32)
+
+//go:noescape
+func dotQ8VNNIx4(nb int, w *byte, qs *int8, d *float32, nsum *int32, k int, out *float32)
+
+// qDot4Func returns the four-activation-row dot product for the weight
+// type and ISA level, or nil where there is none.
+func qDot4Func(dt ir.DType, isa ISA) qDot4 {
+	if isa < AVX512 || !hasVNNI {
+		return nil
+	}
+	if dt == ir.Q4_0 {
+		return q4VNNIx4
+	}
+	return q8VNNIx4
+}
+
+func q4VNNIx4(nb int, w []byte, qs []int8, d []float32, ns []int32, out *[4]float32) {
+	_, _, _, _ = w[nb*18-1], qs[4*nb*qBlock-1], d[4*nb-1], ns[4*nb-1]
+	dotQ4VNNIx4(nb, &w[0], &qs[0], &d[0], &ns[0], nb*qBlock, &out[0])
+}
+
+func q8VNNIx4(nb int, w []byte, qs []int8, d []float32, ns []int32, out *[4]float32) {
+	_, _, _, _ = w[nb*34-1], qs[4*nb*qBlock-1], d[4*nb-1], ns[4*nb-1]
+	dotQ8VNNIx4(nb, &w[0], &qs[0], &d[0], &ns[0], nb*qBlock, &out[0])
+}
+
 // The slice adapters of the assembly dot products. qJob.Task cuts the
 // slices to exactly nb blocks; the index expressions check that.
 func q4AVX2(nb int, w []byte, qs []int8, d []float32, s []int32) float32 {

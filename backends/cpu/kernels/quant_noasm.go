@@ -10,3 +10,5 @@ func qDotFunc(dt ir.DType, _ ISA) qDot {
 	}
 	return dotQ8Generic
 }
+
+func qDot4Func(ir.DType, ISA) qDot4 { return nil }

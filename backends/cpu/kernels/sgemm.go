@@ -156,7 +156,8 @@ func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float
 		panic("kernels: PackedB panel width does not match its ISA")
 	}
 	j := jobPool.Get().(*sgemmJob)
-	*j = sgemmJob{M: M, a: a, lda: lda, pb: pb, c: c, ldc: ldc, acc: accumulate, mr: mr, nr: nr, isa: isa}
+	*j = sgemmJob{M: M, a: a, lda: lda, pb: pb, c: c, ldc: ldc, acc: accumulate, mr: mr, nr: nr, isa: isa,
+		fullKernel: archKernel(isa, nr, mr)}
 	// M blocks of at most mcBlock rows (a multiple of mr), then enough
 	// column chunks that the pool can balance the load.
 	mBlocks := (M + mcBlock - 1) / mcBlock
@@ -169,7 +170,20 @@ func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float
 	}
 	j.chunk = (np + chunks - 1) / chunks
 	j.nChunks = (np + j.chunk - 1) / j.chunk
+	var abuf *[]float32
+	if j.nChunks > 1 {
+		// Several tasks share each M block: pack all of A once, in
+		// parallel, instead of once per task.
+		abuf = getFloats(M * K)
+		j.apack = *abuf
+		j.packing = true
+		pool.RunTasks(mBlocks*((K+pb.kc-1)/pb.kc), j)
+		j.packing = false
+	}
 	pool.RunTasks(mBlocks*j.nChunks, j)
+	if abuf != nil {
+		putFloats(abuf)
+	}
 	*j = sgemmJob{}
 	jobPool.Put(j)
 }
@@ -191,6 +205,14 @@ type sgemmJob struct {
 
 	mc             int
 	chunk, nChunks int
+
+	// apack holds all of A packed when several tasks share an M block:
+	// the block (mb, kb) starts at mb*mc*K + k0*mcb. packing selects the
+	// packing phase, whose task t is block (t/kBlocks, t%kBlocks).
+	apack   []float32
+	packing bool
+
+	fullKernel func(k int, a, b, c *float32, ldc int, mask uint32, acc int) // mr-row kernel, or nil
 }
 
 var jobPool = sync.Pool{New: func() any { return new(sgemmJob) }}
@@ -206,27 +228,57 @@ var scratchPool = sync.Pool{New: func() any { return new(sgemmScratch) }}
 // Task runs one (M block, column chunk) of the product.
 func (j *sgemmJob) Task(_, t int) {
 	pb := j.pb
+	K := pb.K
+	if j.packing {
+		kBlocks := (K + pb.kc - 1) / pb.kc
+		mb, kb := t/kBlocks, t%kBlocks
+		i0, k0 := mb*j.mc, kb*pb.kc
+		mcb := min(j.mc, j.M-i0)
+		packA(j.apack[i0*K+k0*mcb:], j.a, j.lda, i0, mcb, k0, min(pb.kc, K-k0), j.mr)
+		return
+	}
 	mb, nc := t/j.nChunks, t%j.nChunks
 	i0 := mb * j.mc
 	mcb := min(j.mc, j.M-i0)
 	p0 := nc * j.chunk
 	p1 := min(p0+j.chunk, pb.panels())
 	s := scratchPool.Get().(*sgemmScratch)
-	if need := j.mc * min(pb.kc, pb.K); cap(s.a) < need {
+	if need := j.mc * min(pb.kc, K); j.apack == nil && cap(s.a) < need {
 		s.a = make([]float32, need)
 	}
-	for kb := 0; kb*pb.kc < pb.K; kb++ {
+	for kb := 0; kb*pb.kc < K; kb++ {
 		k0 := kb * pb.kc
-		kcb := min(pb.kc, pb.K-k0)
-		packA(s.a, j.a, j.lda, i0, mcb, k0, kcb, j.mr)
+		kcb := min(pb.kc, K-k0)
+		var apk []float32
+		if j.apack != nil {
+			apk = j.apack[i0*K+k0*mcb : i0*K+(k0+kcb)*mcb]
+		} else {
+			apk = s.a
+			packA(apk, j.a, j.lda, i0, mcb, k0, kcb, j.mr)
+		}
 		acc := j.acc || kb > 0
+		iacc := 0
+		if acc {
+			iacc = 1
+		}
+		full := mcb / j.mr * j.mr // rows covered by whole mr-row tiles
 		for p := p0; p < p1; p++ {
 			bp := pb.panel(kb, p)
 			n0 := p * j.nr
 			ncols := min(j.nr, pb.N-n0)
-			for ir := 0; ir < mcb; ir += j.mr {
+			ir := 0
+			// Hot loop: whole tiles straight into the assembly kernel.
+			if fn := j.fullKernel; fn != nil && (ncols == j.nr || j.isa >= AVX512) && full > 0 {
+				mask := uint32(uint64(1)<<ncols - 1)
+				cs := j.c[(i0+full-1)*j.ldc+n0 : (i0+full-1)*j.ldc+n0+ncols] // bounds check of the last row
+				_ = cs
+				for ; ir < full; ir += j.mr {
+					fn(kcb, &apk[ir*kcb], &bp[0], &j.c[(i0+ir)*j.ldc+n0], j.ldc, mask, iacc)
+				}
+			}
+			for ; ir < mcb; ir += j.mr {
 				rows := min(j.mr, mcb-ir)
-				ap := s.a[ir*kcb : (ir+rows)*kcb]
+				ap := apk[ir*kcb : (ir+rows)*kcb]
 				j.micro(rows, ncols, kcb, ap, bp, j.c[(i0+ir)*j.ldc+n0:], acc, s)
 			}
 		}
@@ -288,9 +340,13 @@ func packA(dst, a []float32, lda, i0, mcb, k0, kcb, mr int) {
 var floatBufs sync.Pool
 
 func getFloats(n int) *[]float32 {
-	if p, ok := floatBufs.Get().(*[]float32); ok && cap(*p) >= n {
+	p, ok := floatBufs.Get().(*[]float32)
+	if ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
+	}
+	if ok {
+		floatBufs.Put(p) // too small for this call; keep it for others
 	}
 	b := make([]float32, n)
 	return &b
