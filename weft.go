@@ -163,6 +163,13 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*ir.Tensor) (map[stri
 	return m.Session.Run(ctx, inputs)
 }
 
+// RunInto executes the model writing into caller-owned output tensors (in
+// the order of Outputs); after its first call it allocates nothing for
+// plans whose nodes all have planned kernels (see runtime.Session.RunInto).
+func (m *Model) RunInto(ctx context.Context, inputs, outputs []*ir.Tensor) error {
+	return m.Session.RunInto(ctx, inputs, outputs)
+}
+
 // Inputs returns the model's inputs in order.
 func (m *Model) Inputs() []*ir.Value { return m.Session.Inputs() }
 
