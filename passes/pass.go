@@ -261,8 +261,10 @@ func Run(g *ir.Graph, opts Options) (*Report, error) {
 }
 
 // countNodes counts the nodes of g and all its subgraphs.
-// The body of a Fused node is the fused node's definition, not extra work,
-// so it is not counted.
+// CountNodes counts the nodes of g and its subgraphs. The body of a Fused
+// node is that node's definition, not extra work, so it is not counted.
+func CountNodes(g *ir.Graph) int { return countNodes(g) }
+
 func countNodes(g *ir.Graph) int {
 	n := len(g.Nodes)
 	for _, node := range g.Nodes {

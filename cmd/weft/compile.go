@@ -99,7 +99,7 @@ func newCompileCmd() *cobra.Command {
 				out = strings.TrimSuffix(src, filepath.Ext(src)) + weft.PlanExt
 			}
 		}
-		before := countNodes(g)
+		before := passes.CountNodes(g)
 		p, rep, err := weft.Compile(g, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src, err)
@@ -123,7 +123,7 @@ func newCompileCmd() *cobra.Command {
 
 // writeReport prints what `weft compile --report` shows.
 func writeReport(w io.Writer, before int, p *plan.Plan, rep *passes.Report) {
-	fmt.Fprintf(w, "nodes    %d before, %d after\n", before, countNodes(p.Graph))
+	fmt.Fprintf(w, "nodes    %d before, %d after\n", before, passes.CountNodes(p.Graph))
 	if rep != nil {
 		fmt.Fprint(w, rep.String())
 	}
@@ -151,11 +151,6 @@ func writeReport(w io.Writer, before int, p *plan.Plan, rep *passes.Report) {
 }
 
 // countNodes counts the nodes of g and all its subgraphs.
-func countNodes(g *ir.Graph) int {
-	n := 0
-	g.Walk(func(sg *ir.Graph) { n += len(sg.Nodes) })
-	return n
-}
 
 // humanCount renders a count with a decimal SI prefix: 1.23 G.
 func humanCount(n int64) string {
