@@ -29,6 +29,12 @@ type Options struct {
 	PrintOut   io.Writer
 	// Pins maps node names or op types to device names.
 	Pins map[string]string
+	// Place holds placement rules (OP=DEVICE, name:GLOB=DEVICE, *=DEVICE;
+	// later rules win; see scheduler.Rule).
+	Place []string
+	// Profile names a bundled device profile or a profile file for the
+	// scheduler's cost model ("" = generic numbers; see docs/profiles.md).
+	Profile string
 	// Quantize selects weight quantization (see passes.QuantizeOptions).
 	Quantize passes.QuantizeOptions
 	// Prepare, when set, is called by Open on the imported graph before any
@@ -66,10 +72,7 @@ func Load(path string) (*ir.Graph, io.Closer, error) {
 // Compile runs the pass pipeline on g (in place) and schedules it onto the
 // registered devices.
 func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
-	rep, err := passes.Run(g, passes.Options{
-		Level: opts.OptLevel, Verify: opts.Verify, PrintAfter: opts.PrintAfter, Out: opts.PrintOut,
-		Eval: evalNode, Quantize: opts.Quantize,
-	})
+	rep, err := Optimize(g, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,11 +80,41 @@ func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := scheduler.Schedule(g, scheduler.Options{Devices: devs, Pins: opts.Pins})
+	sopts, err := SchedulerOptions(devs, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := scheduler.Schedule(g, sopts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return p, rep, nil
+}
+
+// Optimize runs the pass pipeline of opts on g (in place), without
+// scheduling: the first half of Compile.
+func Optimize(g *ir.Graph, opts Options) (*passes.Report, error) {
+	return passes.Run(g, passes.Options{
+		Level: opts.OptLevel, Verify: opts.Verify, PrintAfter: opts.PrintAfter, Out: opts.PrintOut,
+		Eval: evalNode, Quantize: opts.Quantize,
+	})
+}
+
+// SchedulerOptions turns the placement options (Pins, Place, Profile)
+// into scheduler options for devs.
+func SchedulerOptions(devs []backends.Device, opts Options) (scheduler.Options, error) {
+	so := scheduler.Options{Devices: devs, Pins: opts.Pins}
+	rules, err := scheduler.ParseRules(opts.Place)
+	if err != nil {
+		return so, fmt.Errorf("weft: %w", err)
+	}
+	so.Rules = rules
+	if opts.Profile != "" {
+		if so.Profile, err = scheduler.LoadProfile(opts.Profile); err != nil {
+			return so, fmt.Errorf("weft: %w", err)
+		}
+	}
+	return so, nil
 }
 
 // evalNode runs one node on constant inputs with the CPU reference kernels

@@ -67,4 +67,22 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    W is a constant [N, K] weight: block-quantized (Q8_0, Q4_0, ...;
 //	    blocks run along K) or Int8 with per-row Scales [N] (f32; w = s·q).
 //	    Y has X's dtype.
-var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul"}
+//	RotaryEmbedding(X, CosCache, SinCache, PositionIds)
+//	    ONNX opset 23's op restricted to 4-D X [B, H, S, D] and present
+//	    PositionIds i64 [B, S]; caches [max_pos, R/2] of X's dtype. For
+//	    p = PositionIds[b, s], i < R/2, the pair (x1, x2) — elements (2i,
+//	    2i+1) when interleaved=1 (llama2.c, GGUF llama), (i, i+R/2) when 0
+//	    (NeoX) — becomes (x1·c − x2·s, x2·c + x1·s) with c, s =
+//	    CosCache[p, i], SinCache[p, i]; elements ≥ R are copied. attrs:
+//	    interleaved (default 0), rotary_embedding_dim R (0 = D).
+var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul", "RotaryEmbedding"}
+
+// The scheduler's core op, inserted after the passes (so not in WeftOps,
+// which the passes and the ONNX writer handle), documented with
+// scheduler.OpTransfer; its reference kernel is in backends/cpu/ref/transfer:
+//
+//	Transfer(X) -> Y                    Y = X, held in the buffers of device "to"
+//	    attrs: from, to (strings: device names; from is "host" for a graph
+//	    input). Inserted exactly where a value crosses between devices whose
+//	    buffers are not compatible (not both host-visible).
+const OpTransfer = "Transfer"

@@ -14,99 +14,114 @@ import (
 type Options struct {
 	// Devices in preference order; the first is the default device.
 	Devices []backends.Device
-	// Pins maps a node name or an op type to a device name.
+	// Pins maps a node name or an op type to a device name. A pin is
+	// strict: a pinned node its device cannot run is an error. Rules are
+	// the lenient, pattern-based form.
 	Pins map[string]string
+	// Rules are user placement rules (--place), later rules winning; see Rule.
+	Rules []Rule
+	// Profile gives the cost-model numbers of the devices (nil: generic
+	// numbers per device kind).
+	Profile *Profile
+	// KeepFactor: a node stays on the device holding its inputs unless that
+	// costs more than KeepFactor times the cheapest device (0: DefaultKeepFactor).
+	KeepFactor float64
+	// BatchThreshold: a weight-heavy node (see weightHeavy) goes to a GPU
+	// only when its batch is at least this (0: DefaultBatchThreshold).
+	BatchThreshold int64
 }
 
-// Schedule places every node of g on a device and builds the plan.
+// Schedule places every node of g on a device and builds the plan. It may
+// add Transfer nodes to g (see OpTransfer).
 func Schedule(g *ir.Graph, opts Options) (*plan.Plan, error) {
+	p, _, err := ScheduleReport(g, opts)
+	return p, err
+}
+
+// ScheduleReport is Schedule that also returns the placement report: every
+// node's device and cause, per-device totals, transfers and the estimated
+// timeline on opts.Profile.
+func ScheduleReport(g *ir.Graph, opts Options) (*plan.Plan, *Report, error) {
 	if len(opts.Devices) == 0 {
-		return nil, errors.New("scheduler: no devices (is a backend imported?)")
+		return nil, nil, errors.New("scheduler: no devices (is a backend imported?)")
 	}
-	byName := map[string]backends.Device{}
+	pl := &placer{opts: opts, devs: opts.Devices, byName: map[string]backends.Device{},
+		loc: map[*ir.Value]string{}, copied: map[transferKey]bool{}, factor: opts.KeepFactor, threshold: opts.BatchThreshold}
+	if pl.factor <= 0 {
+		pl.factor = DefaultKeepFactor
+	}
+	if pl.threshold <= 0 {
+		pl.threshold = DefaultBatchThreshold
+	}
 	for _, d := range opts.Devices {
-		byName[d.Name()] = d
+		pl.byName[d.Name()] = d
 	}
-	for k, dev := range opts.Pins {
-		if _, ok := byName[dev]; !ok {
-			return nil, fmt.Errorf("scheduler: pin %q names unknown device %q", k, dev)
+	if opts.Profile != nil {
+		if err := opts.Profile.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
-	placed := map[*ir.Value]string{} // value -> device holding it
-	deviceOf := make([]string, len(g.Nodes))
-	causes := make([]string, len(g.Nodes))
+	pl.prof = bindProfiles(opts.Devices, opts.Profile)
+	for k, dev := range opts.Pins {
+		if _, ok := pl.byName[dev]; !ok {
+			return nil, nil, fmt.Errorf("scheduler: pin %q names unknown device %q", k, dev)
+		}
+	}
+	for _, r := range opts.Rules {
+		d, ok := resolveDevice(r.Device, opts.Devices)
+		if !ok {
+			return nil, nil, fmt.Errorf("scheduler: --place %s names unknown device %q (have: %s)", r.Text, r.Device, deviceNames(opts.Devices))
+		}
+		pl.rules = append(pl.rules, resolvedRule{r, d})
+	}
+	placements := make([]Placement, len(g.Nodes))
 	var unsupported []error
 	for i, n := range g.Nodes {
-		dev, cause, err := place(n, opts, byName, placed)
+		pd, err := pl.place(n)
 		if err != nil {
 			unsupported = append(unsupported, err)
 			continue
 		}
-		deviceOf[i], causes[i] = dev, cause
+		placements[i] = pd
 		for _, o := range n.Outputs {
-			placed[o] = dev
+			pl.loc[o] = pd.Device
 		}
 	}
 	if len(unsupported) > 0 {
-		return nil, fmt.Errorf("scheduler: %w", errors.Join(unsupported...))
+		return nil, nil, fmt.Errorf("scheduler: %w", errors.Join(unsupported...))
+	}
+	placements, err := pl.insertTransfers(g, placements)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
 
 	p := &plan.Plan{Graph: g}
-	for i, n := range g.Nodes {
-		if len(p.Partitions) == 0 || p.Partitions[len(p.Partitions)-1].Device != deviceOf[i] {
-			p.Partitions = append(p.Partitions, &plan.Partition{Index: len(p.Partitions), Device: deviceOf[i]})
+	for _, pd := range placements {
+		if len(p.Partitions) == 0 || p.Partitions[len(p.Partitions)-1].Device != pd.Device {
+			p.Partitions = append(p.Partitions, &plan.Partition{Index: len(p.Partitions), Device: pd.Device})
 		}
 		part := p.Partitions[len(p.Partitions)-1]
-		part.Nodes = append(part.Nodes, n)
-		part.Causes = append(part.Causes, causes[i])
+		part.Nodes = append(part.Nodes, pd.Node)
+		part.Causes = append(part.Causes, pd.Text)
 	}
 	linkPartitions(g, p)
 	for _, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			p.Buffers = append(p.Buffers, plan.Buffer{Value: o, Device: placed[o], Bytes: staticBytes(o), Offset: -1})
+			p.Buffers = append(p.Buffers, plan.Buffer{Value: o, Device: pl.loc[o], Bytes: staticBytes(o), Offset: -1})
 		}
 	}
 	if err := planMemory(p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, pl.report(p, placements), nil
 }
 
-// place picks the device for one node and says why.
-func place(n *ir.Node, opts Options, byName map[string]backends.Device, placed map[*ir.Value]string) (string, string, error) {
-	for _, key := range []string{n.Name, n.Op} {
-		if dev, ok := opts.Pins[key]; ok && key != "" {
-			if err := byName[dev].Supports(n); err != nil {
-				return "", "", fmt.Errorf("node %v is pinned to %s, which cannot run it: %w", n, dev, err)
-			}
-			return dev, "pinned by the user (" + key + ")", nil
-		}
+func deviceNames(devs []backends.Device) string {
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.Name()
 	}
-	// Prefer the device that already holds the inputs.
-	for _, in := range n.Inputs {
-		if dev, ok := placed[in]; ok {
-			if byName[dev].Supports(n) == nil {
-				return dev, "inputs live on " + dev, nil
-			}
-			break
-		}
-	}
-	var reasons []string
-	for i, d := range opts.Devices {
-		err := d.Supports(n)
-		if err == nil {
-			cause := "default device"
-			if i > 0 {
-				cause = "unsupported on " + strings.Join(reasons, "; ")
-			}
-			return d.Name(), cause, nil
-		}
-		reasons = append(reasons, d.Name()+": "+err.Error())
-		if len(opts.Devices) == 1 {
-			return "", "", fmt.Errorf("node %v: %w", n, err)
-		}
-	}
-	return "", "", fmt.Errorf("node %v: %w: no device supports it (%s)", n, ir.ErrUnsupported, strings.Join(reasons, "; "))
+	return strings.Join(names, ", ")
 }
 
 // linkPartitions fills each partition's Inputs and Outputs.

@@ -18,7 +18,9 @@ import (
 	_ "github.com/weftrt/weft/backends/cpu/ref/qmatmul"
 	_ "github.com/weftrt/weft/backends/cpu/ref/recurrent"
 	_ "github.com/weftrt/weft/backends/cpu/ref/reduce"
+	_ "github.com/weftrt/weft/backends/cpu/ref/rope"
 	_ "github.com/weftrt/weft/backends/cpu/ref/signal"
+	_ "github.com/weftrt/weft/backends/cpu/ref/transfer"
 	_ "github.com/weftrt/weft/backends/cpu/ref/vision"
 )
 

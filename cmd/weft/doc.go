@@ -7,6 +7,7 @@
 //	weft inspect MODEL
 //	weft conform [--json FILE] [--baseline FILE] [--markdown FILE] [-O N] DIR...
 //	weft zoo NAME -o FILE.onnx [--batch N] [--seq N] [--seed S] [--symbolic] [--opset N]
+//	weft generate MODEL.bin [-n N] [--ids] [-p IDS] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop IDS] [--ctx N]
 //
 // The command is thin: it turns flags into calls of package weft (Open, New,
 // Load, Model.Run), npy and conform, and formats their results. It holds no

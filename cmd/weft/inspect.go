@@ -21,7 +21,8 @@ func newInspectCmd() *cobra.Command {
 		Long: "Describe a model as imported (no optimization passes): inputs and outputs with\n" +
 			"dtypes and shapes (symbolic dimensions by name; output types come from shape\n" +
 			"inference), the number of nodes, a histogram of op types, the parameter count\n" +
-			"and size, and the opset versions.",
+			"and size, and the opset versions. For a GGUF file: its version, metadata (long\n" +
+			"arrays summarized) and a table of its tensors (shapes outermost dimension first).",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if exName != "" && len(args) != 0 || exName == "" && len(args) != 1 {
 				return fmt.Errorf("inspect wants exactly one MODEL file, or --example NAME")
@@ -41,6 +42,8 @@ func newInspectCmd() *cobra.Command {
 					return fmt.Errorf("example %s: %w", exName, err)
 				}
 				what = "example " + exName
+			} else if isGGUF(args[0]) {
+				return inspectGGUF(cmd.OutOrStdout(), args[0])
 			} else {
 				gr, closer, err := weft.Load(args[0])
 				if err != nil {

@@ -48,7 +48,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd())
+	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd(), newBenchCmd())
+	root.AddCommand(newPlanCmd(), newCalibrateCmd())
+	root.AddCommand(newGenerateCmd())
 	return root
 }
 

@@ -37,47 +37,23 @@ func floatRows(t *ir.Tensor) (vals []float32, rows, cols int, err error) {
 }
 
 // Quantize encodes a float tensor (f32, f16, bf16, f64) into the block
-// format dt along its last dimension, which must be a multiple of 32. The
-// result has t's shape and dtype dt.
+// format dt (a Supported type or Q4_K) along its last dimension, which must
+// be a multiple of dt's block size. The result has t's shape and dtype dt.
 func Quantize(t *ir.Tensor, dt ir.DType) (*ir.Tensor, error) {
-	if !Supported(dt) {
+	if !Supported(dt) && dt != ir.Q4_K {
 		return nil, fmt.Errorf("quant: %w: no codec for %v", ir.ErrUnsupported, dt)
 	}
 	vals, rows, cols, err := floatRows(t)
 	if err != nil {
 		return nil, err
 	}
-	if cols%BlockSize != 0 {
-		return nil, fmt.Errorf("quant: %v: the last dimension %d is not a multiple of %d", t, cols, BlockSize)
+	if cols%dt.BlockSize() != 0 {
+		return nil, fmt.Errorf("quant: %v: the last dimension %d is not a multiple of %d", t, cols, dt.BlockSize())
 	}
 	out := ir.NewTensor(dt, t.Shape)
 	rb := int(dt.Bytes(int64(cols)))
 	for r := 0; r < rows; r++ {
-		if err := QuantizeRow(dt, out.Data[r*rb:(r+1)*rb], vals[r*cols:(r+1)*cols]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// Dequantize decodes a block-quantized tensor into a float32 tensor of the
-// same shape.
-func Dequantize(t *ir.Tensor) (*ir.Tensor, error) {
-	if !Supported(t.DType) {
-		return nil, fmt.Errorf("quant: %w: no codec for %v", ir.ErrUnsupported, t.DType)
-	}
-	if err := t.Check(); err != nil {
-		return nil, fmt.Errorf("quant: %w", err)
-	}
-	out := ir.NewTensor(ir.Float32, t.Shape)
-	if out.Len() == 0 {
-		return out, nil
-	}
-	vals := out.Float32s()
-	cols := int(t.Shape[len(t.Shape)-1])
-	rb := int(t.DType.Bytes(int64(cols)))
-	for r := 0; r < len(vals)/cols; r++ {
-		if err := DequantizeRow(t.DType, vals[r*cols:(r+1)*cols], t.Data[r*rb:(r+1)*rb]); err != nil {
+		if err := EncodeRow(dt, out.Data[r*rb:(r+1)*rb], vals[r*cols:(r+1)*cols]); err != nil {
 			return nil, err
 		}
 	}

@@ -37,7 +37,6 @@ type Pool struct {
 	mu   sync.Mutex // held for the duration of a batch
 	gen  atomic.Uint64
 	next atomic.Int64 // next task index
-	done atomic.Int64 // workers finished with the current batch
 
 	tasks int
 	t     Tasker
@@ -49,8 +48,9 @@ type Pool struct {
 
 type worker struct {
 	sleeping atomic.Int32
+	doneGen  atomic.Uint64 // the last batch (gen) this worker finished
 	wake     chan struct{}
-	_        [48]byte // keep workers' flags on separate cache lines
+	_        [40]byte // keep workers' flags on separate cache lines
 }
 
 // NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0)).
@@ -108,20 +108,20 @@ func (p *Pool) RunTasks(tasks int, t Tasker) {
 	}
 	p.tasks, p.t = tasks, t
 	p.next.Store(0)
-	p.done.Store(0)
-	p.gen.Add(1) // publishes tasks and t to the workers
+	g := p.gen.Add(1) // publishes tasks and t to the workers
 	for _, wk := range p.workers {
 		if wk.sleeping.CompareAndSwap(1, 0) {
 			wk.wake <- struct{}{}
 		}
 	}
 	p.work(0)
-	// Wait for every worker to leave the batch, so that the next batch can
-	// reset the counters safely.
-	want := int64(p.n - 1)
-	for spins := 0; p.done.Load() != want; spins++ {
-		if spins > 64 {
-			runtime.Gosched()
+	// Wait for every worker to finish this batch, so that the next batch
+	// can reset the counter and the task safely.
+	for _, wk := range p.workers {
+		for spins := 0; wk.doneGen.Load() != g; spins++ {
+			if spins > 64 {
+				runtime.Gosched()
+			}
 		}
 	}
 	p.t = nil
@@ -145,28 +145,32 @@ func (p *Pool) loop(w int, wk *worker) {
 	defer p.wg.Done()
 	var seen uint64 // gen is 0 when the pool starts; a batch may be published before this goroutine runs
 	for {
-		for i := 0; p.gen.Load() == seen; i++ {
+		for i := 0; ; i++ {
+			if g := p.gen.Load(); g != seen {
+				seen = g
+				break
+			}
 			if i < spinIters {
 				continue
 			}
 			// Park. The runner wakes us only if it sees sleeping == 1; if a
-			// batch was published meanwhile, take it back ourselves.
+			// batch was published meanwhile, take the flag back ourselves.
 			wk.sleeping.Store(1)
-			if p.gen.Load() != seen {
+			if g := p.gen.Load(); g != seen {
 				if !wk.sleeping.CompareAndSwap(1, 0) {
 					<-wk.wake // the runner claimed the flag and is sending
 				}
+				seen = g
 				break
 			}
 			<-wk.wake
-			break
+			i = 0 // look at gen again: a wake-up proves nothing by itself
 		}
-		seen = p.gen.Load()
 		if p.closed.Load() {
 			return
 		}
 		p.work(w)
-		p.done.Add(1)
+		wk.doneGen.Store(seen)
 	}
 }
 

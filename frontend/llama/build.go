@@ -1,0 +1,170 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// The names of the graph inputs and outputs (see the package comment).
+const (
+	InputTokens    = "tokens"
+	InputPositions = "positions"
+	InputMask      = "mask"
+	OutputLogits   = "logits"
+)
+
+// PastKey is the name of layer l's key-cache input.
+func PastKey(l int) string { return "past_key." + strconv.Itoa(l) }
+
+// PastValue is the name of layer l's value-cache input.
+func PastValue(l int) string { return "past_value." + strconv.Itoa(l) }
+
+// PresentKey is the name of layer l's new-keys output.
+func PresentKey(l int) string { return "present_key." + strconv.Itoa(l) }
+
+// PresentValue is the name of layer l's new-values output.
+func PresentValue(l int) string { return "present_value." + strconv.Itoa(l) }
+
+// Mode selects which forward graph Build makes.
+type Mode struct {
+	// Seq is the number of tokens the graph takes per run: 1 for decode, a
+	// prefill bucket size otherwise.
+	Seq int
+	// Capacity is the KV cache length P (the longest context); at most
+	// Config.MaxSeq, at least Seq.
+	Capacity int
+}
+
+// builder adds named nodes to one graph.
+type builder struct {
+	b   *ir.Builder
+	cfg Config
+	n   int
+}
+
+func (g *builder) op(name, op string, attrs []ir.AttrOption, in ...*ir.Value) *ir.Value {
+	v := g.b.OpA(op, attrs, in...)
+	v.Producer.Name = name
+	v.Name = name
+	return v
+}
+
+func (g *builder) i64s(vals ...int64) *ir.Value {
+	g.n++
+	return g.b.Const("const."+strconv.Itoa(g.n), ir.FromInt64([]int64{int64(len(vals))}, vals))
+}
+
+// RopeCaches returns the cos and sin tables [positions, headDim/2] of
+// llama's rotary embedding: angle(p, i) = p · theta^(−2i/headDim),
+// computed in float64 and rounded to f32.
+func RopeCaches(positions, headDim int, theta float64) (cos, sin *ir.Tensor) {
+	half := headDim / 2
+	c, s := make([]float32, positions*half), make([]float32, positions*half)
+	for p := 0; p < positions; p++ {
+		for i := 0; i < half; i++ {
+			a := float64(p) * math.Pow(theta, -2*float64(i)/float64(headDim))
+			c[p*half+i], s[p*half+i] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+	}
+	sh := []int64{int64(positions), int64(half)}
+	return ir.FromFloat32(sh, c), ir.FromFloat32(sh, s)
+}
+
+// Transpose2D returns the [cols, rows] transpose of an f32 matrix t
+// [rows, cols].
+func Transpose2D(t *ir.Tensor) *ir.Tensor {
+	r, c := int(t.Shape[0]), int(t.Shape[1])
+	out := ir.NewTensor(ir.Float32, []int64{int64(c), int64(r)})
+	src, dst := t.Float32s(), out.Float32s()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			dst[j*r+i] = src[i*c+j]
+		}
+	}
+	return out
+}
+
+// Build returns the forward graph of mode (see the package comment for its
+// inputs and outputs). Weight tensors are referenced, not copied; with tied
+// embeddings and no Output, the classifier is a transposed copy of the
+// embedding table made here.
+func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
+	if err := w.Check(cfg); err != nil {
+		return nil, err
+	}
+	if mode.Seq < 1 || mode.Capacity < mode.Seq || mode.Capacity > cfg.MaxSeq {
+		return nil, fmt.Errorf("llama: mode seq %d, capacity %d: want 1 ≤ seq ≤ capacity ≤ max_seq %d", mode.Seq, mode.Capacity, cfg.MaxSeq)
+	}
+	S, P := int64(mode.Seq), int64(mode.Capacity)
+	D, hd := int64(cfg.Dim), int64(cfg.HeadDim())
+	H, KVH := int64(cfg.Heads), int64(cfg.KVHeads)
+	g := &builder{b: ir.NewBuilder(fmt.Sprintf("llama.s%d.p%d", S, P)), cfg: cfg}
+	b := g.b
+	tokens := b.Input(InputTokens, ir.Int64, ir.S(1, S))
+	positions := b.Input(InputPositions, ir.Int64, ir.S(1, S))
+	mask := b.Input(InputMask, ir.Float32, ir.S(1, 1, S, P))
+	past := make([][2]*ir.Value, cfg.Layers)
+	for l := range past {
+		past[l][0] = b.Input(PastKey(l), ir.Float32, ir.S(1, KVH, P, hd))
+		past[l][1] = b.Input(PastValue(l), ir.Float32, ir.S(1, KVH, P, hd))
+	}
+	cosT, sinT := RopeCaches(int(P), int(hd), cfg.RopeTheta)
+	cosV, sinV := b.Const("rope.cos", cosT), b.Const("rope.sin", sinT)
+	eps := []ir.AttrOption{ir.Int("axis", -1), ir.Float("epsilon", cfg.NormEps)}
+	rope := []ir.AttrOption{ir.Int("interleaved", 1)}
+	perm := []ir.AttrOption{ir.Ints("perm", 0, 2, 1, 3)}
+
+	// Scatter indices: each token's position, for every kv head and lane.
+	idx := g.op("kv.index.reshape", "Reshape", nil, positions, g.i64s(1, 1, S, 1))
+	idx = g.op("kv.index", "Expand", nil, idx, g.i64s(1, KVH, S, hd))
+
+	x := g.op("embed", "Gather", []ir.AttrOption{ir.Int("axis", 0)}, b.Const("token_embedding", w.Embed), tokens)
+	var present [][2]*ir.Value
+	for l, lw := range w.Layers {
+		p := "layers." + strconv.Itoa(l) + "."
+		c := func(name string, t *ir.Tensor) *ir.Value { return b.Const(p+name, t) }
+		h := g.op(p+"attn_norm", "RMSNormalization", eps, x, c("attn_norm.weight", lw.AttnNorm))
+		heads := func(name string, wt *ir.Tensor, n int64) *ir.Value {
+			y := g.op(p+name, "MatMul", nil, h, c(name+".weight", wt))
+			y = g.op(p+name+".reshape", "Reshape", nil, y, g.i64s(1, S, n, hd))
+			return g.op(p+name+".transpose", "Transpose", perm, y)
+		}
+		q := g.op(p+"q.rope", "RotaryEmbedding", rope, heads("wq", lw.Wq, H), cosV, sinV, positions)
+		k := g.op(p+"k.rope", "RotaryEmbedding", rope, heads("wk", lw.Wk, KVH), cosV, sinV, positions)
+		v := heads("wv", lw.Wv, KVH)
+		scatter := []ir.AttrOption{ir.Int("axis", 2)}
+		kAll := g.op(p+"k.cache", "ScatterElements", scatter, past[l][0], idx, k)
+		vAll := g.op(p+"v.cache", "ScatterElements", scatter, past[l][1], idx, v)
+		present = append(present, [2]*ir.Value{k, v})
+		a := g.op(p+"attention", "Attention", nil, q, kAll, vAll, mask)
+		a = g.op(p+"attention.transpose", "Transpose", perm, a)
+		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))
+		x = g.op(p+"attn_residual", "Add", nil, x, g.op(p+"wo", "MatMul", nil, a, c("wo.weight", lw.Wo)))
+		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))
+		gate := g.op(p+"w1.silu", "SiLU", nil, g.op(p+"w1", "MatMul", nil, h2, c("w1.weight", lw.W1)))
+		up := g.op(p+"w3", "MatMul", nil, h2, c("w3.weight", lw.W3))
+		down := g.op(p+"w2", "MatMul", nil, g.op(p+"ffn.mul", "Mul", nil, gate, up), c("w2.weight", lw.W2))
+		x = g.op(p+"ffn_residual", "Add", nil, x, down)
+	}
+	x = g.op("final_norm", "RMSNormalization", eps, x, b.Const("final_norm.weight", w.FinalNorm))
+	out := w.Output
+	if out == nil {
+		out = Transpose2D(w.Embed)
+	}
+	logits := g.op(OutputLogits, "MatMul", nil, x, b.Const("output.weight", out))
+	b.Output(OutputLogits, logits)
+	for l, kv := range present {
+		kv[0].Name, kv[1].Name = PresentKey(l), PresentValue(l)
+		b.Output(PresentKey(l), kv[0])
+		b.Output(PresentValue(l), kv[1])
+	}
+	gr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("llama: built graph does not verify: %w", err)
+	}
+	gr.Meta = map[string]string{"producer_name": "weft llama"}
+	return gr, nil
+}

@@ -1,0 +1,82 @@
+package llama
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/passes"
+)
+
+func tinyModel(t *testing.T) (Config, *Weights) {
+	t.Helper()
+	cfg, w, err := ParseLlama2C(checkpoint(tiny, tinyFloats))
+	require.NoError(t, err)
+	return cfg, w
+}
+
+func TestBuildInterface(t *testing.T) {
+	cfg, w := tinyModel(t)
+	g, err := Build(cfg, w, Mode{Seq: 2, Capacity: 3})
+	require.NoError(t, err)
+	require.NoError(t, passes.InferShapes(g))
+	var ins, outs []string
+	for _, v := range g.Inputs {
+		ins = append(ins, v.Name+" "+v.DType.String()+"["+v.Shape.String()+"]")
+	}
+	for _, v := range g.Outputs {
+		outs = append(outs, v.Name+" "+v.DType.String()+"["+v.Shape.String()+"]")
+	}
+	require.Equal(t, []string{"tokens i64[1,2]", "positions i64[1,2]", "mask f32[1,1,2,3]",
+		"past_key.0 f32[1,1,3,2]", "past_value.0 f32[1,1,3,2]", "past_key.1 f32[1,1,3,2]", "past_value.1 f32[1,1,3,2]"}, ins)
+	require.Equal(t, []string{"logits f32[1,2,5]", "present_key.0 f32[1,1,2,2]", "present_value.0 f32[1,1,2,2]",
+		"present_key.1 f32[1,1,2,2]", "present_value.1 f32[1,1,2,2]"}, outs)
+	ops := map[string]int{}
+	for _, n := range g.Nodes {
+		ops[n.Op]++
+	}
+	require.Equal(t, 4, ops["RotaryEmbedding"])
+	require.Equal(t, 4, ops["ScatterElements"])
+	require.Equal(t, 2, ops["Attention"])
+	require.Equal(t, 5, ops["RMSNormalization"])
+}
+
+func TestBuildErrors(t *testing.T) {
+	cfg, w := tinyModel(t)
+	for _, tc := range []struct {
+		name string
+		mode Mode
+		want string
+	}{
+		{"zero seq", Mode{Seq: 0, Capacity: 3}, "seq 0"},
+		{"seq over capacity", Mode{Seq: 3, Capacity: 2}, "capacity 2"},
+		{"capacity over max", Mode{Seq: 1, Capacity: 4}, "max_seq 3"},
+	} {
+		_, err := Build(cfg, w, tc.mode)
+		require.ErrorContains(t, err, tc.want, tc.name)
+	}
+	bad := *w
+	bad.Layers = append([]Layer(nil), w.Layers...)
+	bad.Layers[1].Wk = ir.NewTensor(ir.Float32, []int64{2, 4})
+	_, err := Build(cfg, &bad, Mode{Seq: 1, Capacity: 3})
+	require.ErrorContains(t, err, "layer 1 wk has shape [2 4], want [4 2]")
+	bad.Layers = bad.Layers[:1]
+	bad.Output = nil
+	cfg.TiedEmbeddings = false
+	_, err = Build(cfg, &bad, Mode{Seq: 1, Capacity: 3})
+	require.ErrorContains(t, err, "1 layers of weights, config says 2")
+	require.ErrorContains(t, err, "classifier is missing")
+	cfg.NormEps = 0
+	_, err = Build(cfg, w, Mode{Seq: 1, Capacity: 3})
+	require.ErrorContains(t, err, "epsilon")
+}
+
+// TestRopeCaches: row p, column i holds cos/sin of p · theta^(-2i/headDim).
+func TestRopeCaches(t *testing.T) {
+	c, s := RopeCaches(3, 4, 100)
+	require.Equal(t, []int64{3, 2}, c.Shape)
+	// theta^(-2/4) = 0.1: angles row 2 = [2, 0.2].
+	require.InDeltaSlice(t, []float32{1, 1, 0.5403023, 0.9950042, -0.4161468, 0.9800666}, c.Float32s(), 1e-6)
+	require.InDeltaSlice(t, []float32{0, 0, 0.84147098, 0.09983342, 0.90929743, 0.19866933}, s.Float32s(), 1e-6)
+}
