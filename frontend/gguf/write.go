@@ -33,7 +33,7 @@ type wtensor struct {
 	t    *ir.Tensor
 }
 
-// NewWriter returns an empty Writer.
+// NewWriter returns an empty Writer (the zero Writer is ready to use too).
 func NewWriter() *Writer {
 	return &Writer{keys: map[string]int{}, names: map[string]bool{}}
 }
@@ -55,6 +55,9 @@ func (w *Writer) Set(key string, v any) error {
 	if i, ok := w.keys[key]; ok {
 		w.kvs[i].Value = val
 		return nil
+	}
+	if w.keys == nil {
+		w.keys = map[string]int{}
 	}
 	w.keys[key] = len(w.kvs)
 	w.kvs = append(w.kvs, KV{key, val})
@@ -82,6 +85,9 @@ func (w *Writer) AddTensor(name string, t *ir.Tensor) error {
 	}
 	if err := t.Check(); err != nil {
 		return fmt.Errorf("gguf: tensor %q: %w", name, err)
+	}
+	if w.names == nil {
+		w.names = map[string]bool{}
 	}
 	w.names[name] = true
 	w.tensors = append(w.tensors, wtensor{name, typ, t})
