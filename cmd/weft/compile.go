@@ -32,6 +32,7 @@ func newCompileCmd() *cobra.Command {
 			"bytes. --report prints what compilation did and what the plan costs.",
 	}
 	opts := addOptFlag(cmd)
+	placed := addPlaceFlags(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the plan file to write (default: MODEL.wplan)")
 	cmd.Flags().StringVar(&quantize, "quantize", "", "quantize weights: "+strings.Join(passes.QuantTypes, ", "))
 	cmd.Flags().StringVar(&policy, "policy", "", "which weights --quantize takes: "+
@@ -52,7 +53,7 @@ func newCompileCmd() *cobra.Command {
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		w := cmd.OutOrStdout()
-		o := opts()
+		o := placed(opts())
 		if (policy != "" || len(layers) > 0) && quantize == "" {
 			return fmt.Errorf("--policy and --layers select weights for --quantize, which is not given")
 		}

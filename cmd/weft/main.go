@@ -68,6 +68,19 @@ func (o *optLevel) Set(s string) error {
 	return nil
 }
 
+// addPlaceFlags registers --place and --profile (device placement) on cmd
+// and returns a function that applies them to options.
+func addPlaceFlags(cmd *cobra.Command) func(weft.Options) weft.Options {
+	var place []string
+	var profile string
+	cmd.Flags().StringArrayVar(&place, "place", nil, "placement rule OP=DEVICE, name:GLOB=DEVICE or *=DEVICE (repeatable; later rules win)")
+	cmd.Flags().StringVar(&profile, "profile", "", "device profile for the cost model: a bundled name or a JSON file")
+	return func(o weft.Options) weft.Options {
+		o.Place, o.Profile = place, profile
+		return o
+	}
+}
+
 // addOptFlag registers the compile flags (-O, --verify) on cmd and returns
 // a function giving the options they select.
 func addOptFlag(cmd *cobra.Command) func() weft.Options {

@@ -58,7 +58,9 @@ func newRunCmd() *cobra.Command {
 			"integers in [0,4), bools alternating true/false. Symbolic dimensions need\n" +
 			"--dim SYM=N (or an --input).",
 	}
-	opts := addOptFlag(cmd)
+	baseOpts := addOptFlag(cmd)
+	placed := addPlaceFlags(cmd)
+	opts := func() weft.Options { return placed(baseOpts()) }
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "bind input NAME to the array in FILE.npy (NAME=FILE.npy; repeatable)")
 	cmd.Flags().StringArrayVar(&dims, "dim", nil, "size of symbolic dimension SYM for generated inputs (SYM=N; repeatable)")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each output to DIR/NAME.npy")
