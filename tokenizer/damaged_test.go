@@ -199,9 +199,20 @@ func (l *lenient) str(inArray bool) (string, error) {
 	}
 	_, ok := exact(alts)
 	for _, a := range alts {
+		// The ends at which l.d[a.end:end] is valid UTF-8.
+		limit := min(len(l.d), a.end+int(min(a.vals[len(a.vals)-1], uint64(len(l.d)))))
+		valid := map[int]bool{a.end: true}
+		for q := a.end; q < limit; {
+			r, w := utf8.DecodeRune(l.d[q:])
+			if r == utf8.RuneError && w == 1 {
+				break
+			}
+			q += w
+			valid[q] = true
+		}
 		for _, n := range a.vals {
 			end := a.end + int(n)
-			if n > uint64(len(l.d)) || end > len(l.d) || !utf8.Valid(l.d[a.end:end]) {
+			if n > uint64(len(l.d)) || !valid[end] {
 				continue
 			}
 			if !ok && !(l.atKV(end) || inArray && l.smallLenAt(end)) {

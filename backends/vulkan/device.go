@@ -111,8 +111,17 @@ func DeviceInfo(d backends.Device) (info Info, q Quirks, ok bool) {
 	return vd.info, vd.quirks, true
 }
 
-func (d *device) Name() string        { return d.name }
-func (d *device) Kind() backends.Kind { return backends.GPU }
+func (d *device) Name() string { return d.name }
+
+// Kind is GPU, except for software implementations (lavapipe), which run
+// on the CPU and are costed as such by the scheduler: they never win a
+// node from weft's own CPU kernels unless pinned there.
+func (d *device) Kind() backends.Kind {
+	if d.quirks.Software {
+		return backends.CPU
+	}
+	return backends.GPU
+}
 
 // HostVisible reports whether device buffers live in host-visible,
 // coherent memory (lavapipe, integrated GPUs with a unified heap).

@@ -130,7 +130,11 @@ func TestDeviceFacts(t *testing.T) {
 	require.NotEmpty(t, info.Name)
 	require.GreaterOrEqual(t, info.ComputeQueueFamily, 0)
 	require.GreaterOrEqual(t, info.MaxGroupCount[0], uint32(65535), "Vulkan's minimum")
-	require.Equal(t, backends.GPU, d.Kind())
+	if q.Software {
+		require.Equal(t, backends.CPU, d.Kind(), "a software device is costed as a CPU")
+	} else {
+		require.Equal(t, backends.GPU, d.Kind())
+	}
 	require.Equal(t, info.DeviceMemoryHost, d.HostVisible())
 	t.Logf("%s: %s %s, vendor %s, driver %s (%s), flags %v, host-visible %v",
 		d.Name(), info.Type, info.Name, VendorName(info.VendorID), info.DriverName, info.DriverInfo, q.Flags(), d.HostVisible())
@@ -149,4 +153,30 @@ func TestDeviceFacts(t *testing.T) {
 	}
 	_, err = d.Alloc(-1)
 	require.Error(t, err)
+}
+
+func TestProbeKillSwitches(t *testing.T) {
+	env := func(k, v string) func(string) string {
+		return func(key string) string {
+			if key == k {
+				return v
+			}
+			return ""
+		}
+	}
+	devs, why := probe(env("WEFT_VULKAN_DISABLE", "1"))
+	require.Empty(t, devs)
+	require.Equal(t, "vulkan: disabled by WEFT_VULKAN_DISABLE=1", why)
+
+	d := testDevice(t)
+	if !d.quirks.Software {
+		t.Skip("the first device is not a software implementation")
+	}
+	// A second probe (a fresh instance) with software devices hidden.
+	devs, why = probe(env("WEFT_VULKAN_SOFTWARE", "0"))
+	for _, other := range devs {
+		_, q, _ := DeviceInfo(other)
+		require.False(t, q.Software, "%s is software but was not hidden", other.Name())
+	}
+	require.Contains(t, why, "hidden by WEFT_VULKAN_SOFTWARE=0")
 }

@@ -69,7 +69,7 @@ func randTensor(r *rand.Rand, o operand) *ir.Tensor {
 
 // oneNode builds a graph with one node of op over the operands, infers its
 // shapes and returns it with the inputs' tensors.
-func oneNode(t *testing.T, seed uint64, op string, attrs []ir.AttrOption, ops ...operand) (*ir.Graph, map[*ir.Value]*ir.Tensor) {
+func oneNode(t testing.TB, seed uint64, op string, attrs []ir.AttrOption, ops ...operand) (*ir.Graph, map[*ir.Value]*ir.Tensor) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	b := ir.NewBuilder(op)
@@ -98,7 +98,7 @@ func oneNode(t *testing.T, seed uint64, op string, attrs []ir.AttrOption, ops ..
 }
 
 // reference runs g with the CPU reference kernels.
-func reference(t *testing.T, g *ir.Graph, vals map[*ir.Value]*ir.Tensor) map[*ir.Value]*ir.Tensor {
+func reference(t testing.TB, g *ir.Graph, vals map[*ir.Value]*ir.Tensor) map[*ir.Value]*ir.Tensor {
 	t.Helper()
 	env := backends.NewEnv(nil)
 	for v, tt := range vals {

@@ -97,7 +97,8 @@ func VendorName(id uint32) string {
 type Quirks struct {
 	// Software: a CPU implementation of Vulkan (lavapipe, SwiftShader):
 	// correct, and slower than weft's own CPU kernels. Such a device is
-	// listed (for tests and CI) but never the default device.
+	// listed (for tests and CI) with Kind CPU, so that the scheduler's cost
+	// model never prefers it to the CPU device unless a node is pinned.
 	Software bool
 	// F16Storage: tensors may be stored as f16 (storageBuffer16BitAccess).
 	F16Storage bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,7 +79,7 @@ func TestStoriesGreedy(t *testing.T) {
 		wantToks = append(wantToks, int32(tok))
 	}
 	for _, opt := range []int{0, 2} {
-		t.Run("O"+string(rune('0'+opt)), func(t *testing.T) {
+		t.Run("O"+strconv.Itoa(opt), func(t *testing.T) {
 			m := compile(t, cfg, w, 128, opt, 1)
 			ctx := context.Background()
 			tok := int32(1)
@@ -87,7 +88,7 @@ func TestStoriesGreedy(t *testing.T) {
 			for pos := 0; pos < steps; pos++ {
 				lg, err := m.Feed(ctx, []int32{tok})
 				require.NoError(t, err)
-				worst = math.Max(worst, requireLogits(t, want[pos], lg, "step "+itoa(pos)))
+				worst = math.Max(worst, requireLogits(t, want[pos], lg, "step "+strconv.Itoa(pos)))
 				best := 0
 				for i, v := range lg {
 					if v > lg[best] {
@@ -112,11 +113,4 @@ func TestStoriesGreedy(t *testing.T) {
 			t.Logf("-O%d: %v", opt, met)
 		})
 	}
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }

@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,7 +39,7 @@ func TestStoriesPrefill(t *testing.T) {
 			lg, err := m.Feed(ctx, toks[pos:pos+n])
 			require.NoError(t, err)
 			pos += n
-			requireLogits(t, want[pos-1], lg, "after position "+itoa(pos-1))
+			requireLogits(t, want[pos-1], lg, "after position "+strconv.Itoa(pos-1))
 			require.Equal(t, pos, m.Pos())
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,7 +95,7 @@ func TestSyntheticModels(t *testing.T) {
 			for pos := len(prompt); pos < 24; pos++ {
 				lg, err := m.Feed(context.Background(), toks[pos:pos+1])
 				require.NoError(t, err)
-				requireLogits(t, want[pos], lg, "decode "+itoa(pos))
+				requireLogits(t, want[pos], lg, "decode "+strconv.Itoa(pos))
 			}
 		}
 	}

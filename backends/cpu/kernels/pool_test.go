@@ -109,3 +109,25 @@ func BenchmarkPoolRun(b *testing.B) {
 		})
 	}
 }
+
+// TestPoolStress runs many small batches back to back, so that workers
+// keep crossing between spinning, parking and waking (a lost or stale
+// wake-up shows up as a hang or a wrong count).
+func TestPoolStress(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	var n atomic.Int64
+	fn := func(int) { n.Add(1) }
+	want, reps := int64(0), 20000
+	if raceEnabled {
+		reps = 2000
+	}
+	for rep := 0; rep < reps; rep++ {
+		tasks := 2 + rep%5
+		p.Run(tasks, fn)
+		want += int64(tasks)
+		if got := n.Load(); got != want {
+			t.Fatalf("after batch %d: %d tasks ran, want %d", rep, got, want)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+//go:build cgo
+
+package vulkan
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/backends"
+)
+
+// BenchmarkMatMul times one partition run of an n×n·n×n MatMul: upload,
+// dispatch, download (on lavapipe this measures the CPU driver).
+func BenchmarkMatMul(b *testing.B) {
+	for _, n := range []int64{64, 256, 512} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			d := testDeviceB(b)
+			g, vals := oneNode(b, 1, "MatMul", nil, in(n, n), konst(n, n))
+			exe, err := d.Compile(wholePartition(g))
+			require.NoError(b, err)
+			defer exe.(*executable).Close()
+			env := backends.NewEnv(nil)
+			env.Set(g.Inputs[0], vals[g.Inputs[0]])
+			b.SetBytes(int64(4 * n * n))
+			b.ResetTimer()
+			for b.Loop() {
+				if err := exe.Run(context.Background(), env); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(2*n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func testDeviceB(b *testing.B) *device {
+	devs, _ := theBackend.Devices()
+	if len(devs) == 0 {
+		b.Skipf("no Vulkan device: %s", Unavailable())
+	}
+	return devs[0].(*device)
+}

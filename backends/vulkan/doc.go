@@ -1,0 +1,48 @@
+// Package vulkan is weft's Vulkan compute backend. It registers itself as
+// "vulkan" in init(); a program enables it by importing it (weft.go and
+// cmd/weft do not, yet). Devices are named "vulkan:N" after their index in
+// vkEnumeratePhysicalDevices.
+//
+// What it owns:
+//
+//   - The binding (vk.h, vk_cgo.go): a thin cgo layer over the Vulkan C API.
+//     The loader libvulkan.so.1 is opened at run time with dlopen and every
+//     entry point is loaded through vkGetInstanceProcAddr, so binaries need
+//     no Vulkan at link time and run where there is none. Building with cgo
+//     needs the headers (Debian: libvulkan-dev). Without cgo, stub.go
+//     compiles instead and the backend has no devices.
+//   - Devices (device.go): instance, physical devices (properties, limits,
+//     features through vkGetPhysicalDeviceFeatures2), one compute queue,
+//     storage buffers in one memory type for device data and one
+//     host-visible coherent type for staging, an in-memory pipeline cache.
+//   - Quirks and kill switches (quirks.go, the only place that looks at
+//     vendor, device and driver; see the list of WEFT_VULKAN_* variables
+//     there).
+//   - Op planning (ops.go): node → shader dispatches (push constants,
+//     workgroup counts). It answers Supports, so a node runs here only if
+//     planning succeeds; anything else is declined with an error wrapping
+//     ir.ErrUnsupported that says why, and stays on another device.
+//   - Execution (exec.go): Compile uploads the partition's constants once
+//     and lays out one arena per run state (a span per value); each run
+//     state records its command buffer once — input copies from a staging
+//     buffer, every dispatch followed by a barrier, output copies back —
+//     and Run replays it: host tensors in from the Env, fresh host tensors
+//     out. Run is safe for concurrent use (a pool of run states; queue
+//     submission is serialized).
+//   - The shaders (shaders/*.comp, GLSL compute), compiled to SPIR-V by
+//     glslc through `go generate` (generate.go) and embedded.
+//
+// Kernels of this first slice: f32 only, static shapes. MatMul (16×16
+// tiles, ONNX batching and broadcasting, 1-D operands), FusedMatMul (bias
+// with numpy broadcasting, every activation of the op contract), Add, Sub,
+// Mul, Div (numpy broadcasting up to rank 6), Relu, Sigmoid, Tanh, Gelu
+// (exact and tanh), SiLU, Exp, Softmax (last axis, and the legacy 2-D
+// form), LayerNormalization and RMSNormalization (any axis; scale and bias
+// with one value per normalized element), Transpose (rank ≤ 6). Each is
+// tested against the CPU reference kernels on random inputs.
+//
+// What it must not know: the scheduler, the runtime, other backends, any
+// frontend or pass. It sees the graph only through the partitions and
+// nodes handed to it, and the rest of weft sees it only through the
+// backends API.
+package vulkan
