@@ -24,10 +24,12 @@ build:
 test: testdeps fmt-check vet crossbuild unit conformance fuzz
 
 # The ONNX backend test data and the Vulkan loader, headers, lavapipe and
-# glslc (Debian packages), installed only when missing.
+# glslc, and chromium for the headless plan-page test (Debian packages),
+# installed only when missing.
 testdeps:
 	@dpkg -s libonnx-testdata >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y libonnx-testdata)
 	@dpkg -s mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y mesa-vulkan-drivers libvulkan1 libvulkan-dev glslc)
+	@dpkg -s chromium >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y chromium)
 
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi

@@ -35,6 +35,10 @@ type Options struct {
 	// Profile names a bundled device profile or a profile file for the
 	// scheduler's cost model ("" = generic numbers; see docs/profiles.md).
 	Profile string
+	// Target restricts compilation to the devices it names: device names
+	// ("vulkan:0"), backend names that prefix them ("vulkan") or kinds
+	// ("cpu", "gpu"). Empty: every device of every registered backend.
+	Target []string
 	// Quantize selects weight quantization (see passes.QuantizeOptions).
 	Quantize passes.QuantizeOptions
 	// Prepare, when set, is called by Open on the imported graph before any
@@ -76,7 +80,7 @@ func Compile(g *ir.Graph, opts Options) (*plan.Plan, *passes.Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	devs, err := backends.AllDevices()
+	devs, err := Devices(opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,6 +119,54 @@ func SchedulerOptions(devs []backends.Device, opts Options) (scheduler.Options, 
 		}
 	}
 	return so, nil
+}
+
+// Devices returns the registered devices opts.Target selects, in
+// registry order; a target that names no device is an error.
+func Devices(opts Options) ([]backends.Device, error) {
+	all, err := backends.AllDevices()
+	if err != nil || len(opts.Target) == 0 {
+		return all, err
+	}
+	var out []backends.Device
+	picked := map[string]bool{}
+	for _, t := range opts.Target {
+		found := false
+		for _, d := range all {
+			if d.Name() == t || strings.HasPrefix(d.Name(), t+":") {
+				found, picked[d.Name()] = true, true
+			}
+		}
+		for _, d := range all {
+			// A kind only when no device or backend has that name ("cpu" is
+			// the CPU backend, not every device of kind CPU).
+			if !found && d.Kind().String() == t {
+				picked[d.Name()] = true
+			}
+		}
+		if !found && !kindMatched(all, t) {
+			names := make([]string, len(all))
+			for i, d := range all {
+				names[i] = d.Name()
+			}
+			return nil, fmt.Errorf("weft: target %q: no such device (have: %s)", t, strings.Join(names, ", "))
+		}
+	}
+	for _, d := range all {
+		if picked[d.Name()] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func kindMatched(devs []backends.Device, kind string) bool {
+	for _, d := range devs {
+		if d.Kind().String() == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // evalNode runs one node on constant inputs with the CPU reference kernels
@@ -179,7 +231,7 @@ func New(g *ir.Graph, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	devs, err := backends.AllDevices()
+	devs, err := Devices(opts)
 	if err != nil {
 		return nil, err
 	}

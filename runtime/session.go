@@ -210,6 +210,10 @@ func (s *Session) RunInto(ctx context.Context, inputs, outputs []*ir.Tensor) err
 
 // exec runs every partition in order in st.
 func (s *Session) exec(ctx context.Context, st *runState) error {
+	tr := backends.TracerFrom(ctx)
+	if tr != nil {
+		return s.execTraced(ctx, tr, st)
+	}
 	for i, exe := range s.exes {
 		var err error
 		if st.states[i] != nil {

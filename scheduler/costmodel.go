@@ -46,10 +46,30 @@ func (d *DeviceProfile) ComputeUs(c Cost, class string) float64 {
 	return max(compute, memory)*1e6 + d.LaunchOverheadUs
 }
 
-// NodeUs estimates the time in µs of node n on the device.
+// NodeUs estimates the time in µs of node n on the device: with the
+// family's measured rate (OpGFLOPS) for an f32 node of a calibrated family,
+// else with the dtype class's peak.
 func (d *DeviceProfile) NodeUs(n *ir.Node) float64 {
-	return d.ComputeUs(modelCost(n), dtypeClass(n))
+	c, class := modelCost(n), dtypeClass(n)
+	if r := d.OpGFLOPS[opFamily[n.Op]]; r > 0 && class == "f32" {
+		compute := float64(c.FLOPs) / (r * 1e9)
+		memory := float64(c.Bytes) / (d.MemBandwidthGBs * 1e9)
+		return max(compute, memory)*1e6 + d.LaunchOverheadUs
+	}
+	return d.ComputeUs(c, class)
 }
+
+// opFamily maps ops to their OpGFLOPS family; opFamilies are the families.
+var (
+	opFamily = map[string]string{
+		"MatMul": "matmul", "Gemm": "matmul", "FusedMatMul": "matmul", "QMatMul": "matmul", "Attention": "matmul",
+		"Conv": "conv", "FusedConv": "conv", "ConvTranspose": "conv",
+		"MaxPool": "pool", "AveragePool": "pool", "LpPool": "pool",
+		"LayerNormalization": "norm", "RMSNormalization": "norm", "BatchNormalization": "norm",
+		"InstanceNormalization": "norm", "GroupNormalization": "norm", "Softmax": "norm", "LogSoftmax": "norm", "Fused": "norm",
+	}
+	opFamilies = map[string]bool{"matmul": true, "conv": true, "pool": true, "norm": true}
+)
 
 // modelCost is NodeCost as the cost model reads it: a gather from a
 // constant table (an embedding lookup) reads the rows it outputs, not the

@@ -40,6 +40,13 @@ type DeviceProfile struct {
 	// PeakGFLOPS is the peak arithmetic rate per dtype class: "f32", "f16",
 	// "int8" (int8 in GOP/s). A missing class falls back to f32.
 	PeakGFLOPS map[string]float64 `json:"peak_gflops"`
+	// OpGFLOPS, when set, overrides the peak for f32 ops of a family with
+	// the rate the device's kernels really reach on it (what `weft
+	// calibrate` measures): "matmul" (MatMul, Gemm, FusedMatMul, QMatMul,
+	// Attention), "conv" (Conv, FusedConv, ConvTranspose), "pool" (the
+	// window reductions MaxPool, AveragePool, LpPool) and "norm"
+	// (normalizations, Softmax, Fused elementwise chains).
+	OpGFLOPS map[string]float64 `json:"op_gflops,omitempty"`
 	// MemBandwidthGBs is the memory bandwidth the device sees.
 	MemBandwidthGBs float64 `json:"mem_bandwidth_gbs"`
 	// LaunchOverheadUs is the fixed cost of one op (dispatch, barrier).
@@ -109,6 +116,14 @@ func (p *Profile) Validate() error {
 			}
 			if v <= 0 {
 				return fmt.Errorf("%s: peak_gflops.%s must be positive", where, k)
+			}
+		}
+		for k, v := range d.OpGFLOPS {
+			if !opFamilies[k] {
+				return fmt.Errorf("%s: op_gflops has %q, want matmul, conv, pool or norm", where, k)
+			}
+			if v <= 0 {
+				return fmt.Errorf("%s: op_gflops.%s must be positive", where, k)
 			}
 		}
 		if d.MemBandwidthGBs <= 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -49,7 +50,12 @@ func (l *lenient) num(n int) ([]alt, error) {
 		if l.isFFFD(p) {
 			for g := 1; g <= 3 && k+g <= n; g++ {
 				var next []uint64
-				for _, seq := range subparts(g) {
+				seqs := subparts(g)
+				if vals == nil || len(vals)*len(seqs) > 1<<16 {
+					walk(p+3, k+g, nil) // too many readings to list: keep only where it ends
+					continue
+				}
+				for _, seq := range seqs {
 					for _, v := range vals {
 						x := v
 						for i, b := range seq {
@@ -65,6 +71,10 @@ func (l *lenient) num(n int) ([]alt, error) {
 		if p >= len(l.d) {
 			return
 		}
+		if vals == nil {
+			walk(p+1, k+1, nil)
+			return
+		}
 		next := make([]uint64, len(vals))
 		for i, v := range vals {
 			next[i] = v | uint64(l.d[p])<<(8*k)
@@ -78,7 +88,7 @@ func (l *lenient) num(n int) ([]alt, error) {
 	for _, a := range out {
 		sortU64(a.vals)
 	}
-	return out, nil
+	return out, nil // an alt with nil vals had too many readings to list
 }
 
 // alt is one reading of a damaged number.
@@ -133,13 +143,7 @@ func subparts(g int) [][]byte {
 	return out
 }
 
-func sortU64(a []uint64) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
-}
+func sortU64(a []uint64) { slices.Sort(a) }
 
 // atKV reports whether a metadata entry (or the zero padding at the end of
 // a tensor-less file) starts at p.
@@ -175,8 +179,9 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// smallLenAt reports whether a plausible string length (< 64 KiB) starts at p.
-func (l *lenient) smallLenAt(p int) bool {
+// stringAt reports whether a plausible string (length < 64 KiB, valid
+// UTF-8) starts at p, followed by depth more of them or a metadata entry.
+func (l *lenient) stringAt(p, depth int) bool {
 	save := l.p
 	defer func() { l.p = save }()
 	l.p = p
@@ -185,7 +190,17 @@ func (l *lenient) smallLenAt(p int) bool {
 		return false
 	}
 	for _, a := range alts {
-		if a.vals[0] < 1<<16 {
+		if len(a.vals) != 1 {
+			if len(a.vals) > 0 && a.vals[0] < 1<<16 {
+				return true // damaged itself: do not look further
+			}
+			continue
+		}
+		end := a.end + int(a.vals[0])
+		if a.vals[0] >= 1<<16 || end > len(l.d) || !utf8.Valid(l.d[a.end:end]) {
+			continue
+		}
+		if depth == 0 || l.atKV(end) || l.stringAt(end, depth-1) {
 			return true
 		}
 	}
@@ -199,6 +214,9 @@ func (l *lenient) str(inArray bool) (string, error) {
 	}
 	_, ok := exact(alts)
 	for _, a := range alts {
+		if len(a.vals) == 0 {
+			continue
+		}
 		// The ends at which l.d[a.end:end] is valid UTF-8.
 		limit := min(len(l.d), a.end+int(min(a.vals[len(a.vals)-1], uint64(len(l.d)))))
 		valid := map[int]bool{a.end: true}
@@ -215,7 +233,7 @@ func (l *lenient) str(inArray bool) (string, error) {
 			if n > uint64(len(l.d)) || !valid[end] {
 				continue
 			}
-			if !ok && !(l.atKV(end) || inArray && l.smallLenAt(end)) {
+			if !ok && !(l.atKV(end) || inArray && l.stringAt(end, 2)) {
 				continue
 			}
 			l.p = end
@@ -266,6 +284,9 @@ func (l *lenient) value(typ uint32) (any, error) {
 		}
 		start := l.p
 		for _, a := range alts {
+			if len(a.vals) == 0 {
+				continue
+			}
 			l.p = a.end
 			v, err := l.array(uint32(et), a)
 			if err == nil {
@@ -381,9 +402,6 @@ func loadDamagedVocab(path string) (*Vocab, error) {
 		typ, ok, err := l.scalarNum(4)
 		if err != nil || !ok {
 			return nil, fmt.Errorf("%s type: %w", key, errDamaged)
-		}
-		if os.Getenv("DBG") != "" {
-			fmt.Printf("DBG key %q at %d type %d\n", key, l.p, typ)
 		}
 		v, err := l.value(uint32(typ))
 		if err != nil {

@@ -48,6 +48,8 @@ func New(v *Vocab) (*Tokenizer, error) {
 	if err := v.check(); err != nil {
 		return nil, err
 	}
+	cp := *v // New fills in defaults (BOS from CLS ...): keep the caller's Vocab as it is
+	v = &cp
 	t := &Tokenizer{v: v, ids: make(map[string]int32, len(v.Tokens))}
 	for i, s := range v.Tokens {
 		t.ids[s] = int32(i)

@@ -73,6 +73,9 @@ func (d device) Compile(p *plan.Partition) (backends.Executable, error) {
 type executable struct{ nodes []*ir.Node }
 
 func (e executable) Run(ctx context.Context, env *backends.Env) error {
+	if tr := backends.TracerFrom(ctx); tr != nil {
+		return evalTraced(tr, &ref.Context{Ctx: ctx, Env: env}, e.nodes)
+	}
 	return ref.Eval(&ref.Context{Ctx: ctx, Env: env}, e.nodes)
 }
 

@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/weftrt/weft/backends"
@@ -214,9 +215,14 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 		s.slots[i] = env.Get(e.slots[i].v)
 	}
 	s.rctx.Ctx, s.rctx.Env = ctx, env
+	tr := backends.TracerFrom(ctx)
+	var t0 time.Time
 	for i := range e.steps {
 		cur = i
 		st := &e.steps[i]
+		if tr != nil {
+			t0 = time.Now()
+		}
 		if ctx != nil {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -247,6 +253,9 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 			if st.store[k] {
 				env.Set(e.slots[si].v, s.slots[si])
 			}
+		}
+		if tr != nil {
+			tr.Span(backends.NodeSpan(DeviceName, st.n, t0, time.Now()))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -47,6 +48,7 @@ type executable struct {
 	staging uint64
 	nsets   int
 	ndescs  int
+	checks  []step // dispatches whose run-time indices are checked on the host
 	mu      sync.Mutex
 	free    []*runState
 }
@@ -68,6 +70,9 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 					n, dp.shader, pipe.info.bindings, pipe.info.push, len(dp.args), len(dp.push))
 			}
 			e.steps = append(e.steps, step{node: n, pipe: pipe, d: dp})
+			if dp.index != nil && !dp.index.IsConst() {
+				e.checks = append(e.checks, e.steps[len(e.steps)-1])
+			}
 			e.nsets++
 			e.ndescs += len(dp.args)
 		}
@@ -96,6 +101,11 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 			if _, isConst := e.constAt[v]; !isConst {
 				place(e.arenaAt, &e.arena, v)
 			}
+		}
+	}
+	for _, c := range e.checks {
+		if !slices.Contains(e.inputs, c.d.index) {
+			return nil, fmt.Errorf("vulkan: node %v: its indices %v are computed in the partition; they must come from outside", c.node, c.d.index)
 		}
 	}
 	for _, v := range p.Outputs {
@@ -285,6 +295,11 @@ func (e *executable) Run(ctx context.Context, env *backends.Env) error {
 			return fmt.Errorf("vulkan: input %v has no value", v)
 		}
 		if err := matches(v, t); err != nil {
+			return err
+		}
+	}
+	for _, c := range e.checks {
+		if err := checkIndices(c.node, env.Get(c.d.index), c.d.bound); err != nil {
 			return err
 		}
 	}

@@ -10,3 +10,9 @@ package vulkan
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/softmax.spv shaders/softmax.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/norm.spv shaders/norm.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/matmul.spv shaders/matmul.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/strided.spv shaders/strided.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/reduce.spv shaders/reduce.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/pool.spv shaders/pool.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/conv.spv shaders/conv.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/attention.spv shaders/attention.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/gather.spv shaders/gather.comp

@@ -43,6 +43,11 @@ type operand struct {
 	isConst bool
 	lo, hi  float64
 	awayOf0 bool // |x| ≥ 0.5 (divisors)
+	// ints, when set, makes an int64 tensor of these values (shape: the
+	// shape, or [len(ints)] when shape is empty and len(ints) != 1).
+	ints []int64
+	// mask makes an additive attention mask: 0 or -inf (about one in four).
+	mask bool
 }
 
 // dims keeps a scalar's shape non-nil (nil means absent).
@@ -54,13 +59,30 @@ func wide(shape ...int64) operand  { return operand{shape: dims(shape), lo: -20,
 
 var absent = operand{}
 
+// ints1 is a constant int64 vector.
+func ints1(v ...int64) operand {
+	return operand{shape: []int64{int64(len(v))}, isConst: true, ints: v}
+}
+
+// intsIn is an int64 graph input of the given shape and values.
+func intsIn(shape []int64, v ...int64) operand { return operand{shape: dims(shape), ints: v} }
+
 func randTensor(r *rand.Rand, o operand) *ir.Tensor {
+	if o.ints != nil {
+		return ir.FromInt64(o.shape, o.ints)
+	}
 	n := ir.NumElements(o.shape)
 	vals := make([]float32, n)
 	for i := range vals {
 		v := o.lo + (o.hi-o.lo)*r.Float64()
 		if o.awayOf0 && math.Abs(v) < 0.5 {
 			v = math.Copysign(0.5+math.Abs(v), v)
+		}
+		if o.mask {
+			v = 0
+			if r.IntN(4) == 0 {
+				v = math.Inf(-1)
+			}
 		}
 		vals[i] = float32(v)
 	}
@@ -85,7 +107,7 @@ func oneNode(t testing.TB, seed uint64, op string, attrs []ir.AttrOption, ops ..
 		if o.isConst {
 			v = b.Const("c"+string(rune('0'+i)), tt)
 		} else {
-			v = b.Input("x"+string(rune('0'+i)), ir.Float32, ir.S(o.shape...))
+			v = b.Input("x"+string(rune('0'+i)), tt.DType, ir.S(o.shape...))
 		}
 		vals[v] = tt
 		ins = append(ins, v)
@@ -143,7 +165,8 @@ func runExe(t *testing.T, exe backends.Executable, g *ir.Graph, vals map[*ir.Val
 	return out
 }
 
-// requireClose compares float32 tensors elementwise: |got-want| ≤ tol·(1+|want|).
+// requireClose compares float32 tensors elementwise: |got-want| ≤ tol·(1+|want|),
+// or both NaN (attention rows with every key masked).
 func requireClose(t *testing.T, want, got *ir.Tensor, tol float64, what string) {
 	t.Helper()
 	require.Equal(t, want.DType, got.DType, what)
@@ -151,6 +174,9 @@ func requireClose(t *testing.T, want, got *ir.Tensor, tol float64, what string) 
 	w, g := want.Float32s(), got.Float32s()
 	worst, at := 0.0, -1
 	for i := range w {
+		if math.IsNaN(float64(w[i])) && math.IsNaN(float64(g[i])) {
+			continue
+		}
 		d := math.Abs(float64(g[i])-float64(w[i])) / (1 + math.Abs(float64(w[i])))
 		if d > worst || math.IsNaN(d) {
 			worst, at = d, i

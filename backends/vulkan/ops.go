@@ -25,6 +25,12 @@ var shaderTable = map[string]shaderInfo{
 	"softmax":   {2, 2},
 	"norm":      {4, 5},
 	"matmul":    {4, 25},
+	"strided":   {2, 21},
+	"reduce":    {2, 3},
+	"pool":      {2, 17},
+	"conv":      {5, 21},
+	"attention": {5, 14},
+	"gather":    {3, 4},
 }
 
 // Workgroup sizes, as the shaders declare them.
@@ -56,6 +62,11 @@ type dispatch struct {
 	args   []*ir.Value
 	push   []uint32
 	groups [3]uint32
+	// index, when set, is an integer tensor the shader indexes with: the
+	// executable checks its values against [-bound, bound) on the host
+	// before the dispatch, so that no read is out of bounds.
+	index *ir.Value
+	bound int64
 }
 
 // limits are the device limits planning must respect.
@@ -70,10 +81,14 @@ func unsupported(n *ir.Node, format string, args ...any) error {
 	return fmt.Errorf("vulkan: %s: %s: %w", n.Op, fmt.Sprintf(format, args...), ir.ErrUnsupported)
 }
 
-// checkTypes accepts a node whose inputs and outputs are all f32 tensors of
-// static, non-empty shape that fit one storage-buffer binding.
+// checkTypes accepts a node whose data values (dataValues: the tensors its
+// shaders read and write) are all f32 tensors of static, non-empty shape
+// that fit one storage-buffer binding.
 func checkTypes(n *ir.Node, q Quirks, lim limits) error {
-	vals := append(append([]*ir.Value{}, n.Inputs...), n.Outputs...)
+	vals, err := dataValues(n)
+	if err != nil {
+		return err
+	}
 	for _, v := range vals {
 		if v == nil {
 			continue
@@ -113,6 +128,22 @@ func planNode(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 	switch n.Op {
 	case "Add", "Sub", "Mul", "Div":
 		return planBinary(n, lim)
+	case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", ir.OpTransfer:
+		return planCopy(n, lim)
+	case "Concat":
+		return planConcat(n, lim)
+	case "Slice":
+		return planSlice(n, lim)
+	case "Gather":
+		return planGather(n, lim)
+	case "ReduceMean", "ReduceSum", "GlobalAveragePool":
+		return planReduce(n, lim)
+	case "MaxPool", "AveragePool":
+		return planPool(n, lim)
+	case "Conv", "FusedConv":
+		return planConv(n, lim)
+	case "Attention":
+		return planAttention(n, lim)
 	case "Relu", "Sigmoid", "Tanh", "Gelu", "SiLU", "Exp":
 		return planUnary(n, lim)
 	case "Softmax":

@@ -42,7 +42,18 @@ func TestDeclines(t *testing.T) {
 		{"int64", node("Add", nil, ir.S(2), ir.Int64, g.AddInput("i", ir.Int64, ir.S(2)), g.AddInput("j", ir.Int64, ir.S(2))), Quirks{}, "dtype i64"},
 		{"dynamic shape", node("Relu", nil, ir.Shape{ir.Sym("n")}, ir.Float32, g.AddInput("d", ir.Float32, ir.Shape{ir.Sym("n")})), Quirks{}, "dynamic shape"},
 		{"empty", node("Relu", nil, ir.S(0, 3), ir.Float32, f32(0, 3)), Quirks{}, "is empty"},
-		{"no shader", node("Conv", nil, ir.S(1, 1, 3, 3), ir.Float32, f32(1, 1, 3, 3), f32(1, 1, 1, 1)), Quirks{}, "no shader for this op"},
+		{"no shader", node("Cos", nil, ir.S(1, 1, 3, 3), ir.Float32, f32(1, 1, 3, 3)), Quirks{}, "no shader for this op"},
+		{"conv 3-D", node("Conv", nil, ir.S(1, 1, 2, 2, 2), ir.Float32, f32(1, 1, 2, 2, 2), f32(1, 1, 1, 1, 1)), Quirks{}, "rank 5 (only 1-D and 2-D"},
+		{"reduce middle axis", node("ReduceSum", nil, ir.S(2, 4), ir.Float32, f32(2, 3, 4), g.AddConst("axes", ir.FromInt64([]int64{1}, []int64{1}))), Quirks{}, "not the trailing axes"},
+		{"reshape shape input", node("Reshape", nil, ir.S(6), ir.Float32, f32(2, 3), g.AddInput("s", ir.Int64, ir.S(1))), Quirks{}, "is not a constant"},
+		{"gather axis 1", node("Gather", []ir.AttrOption{ir.Int("axis", 1)}, ir.S(2, 2), ir.Float32, f32(2, 3), g.AddInput("i", ir.Int64, ir.S(2))), Quirks{}, "only axis 0"},
+		{"gather float indices", node("Gather", nil, ir.S(2, 3), ir.Float32, f32(4, 3), f32(2)), Quirks{}, "indices of dtype f32"},
+		{"attention bool mask", node("Attention", nil, ir.S(1, 1, 2, 4), ir.Float32, f32(1, 1, 2, 4), f32(1, 1, 3, 4), f32(1, 1, 3, 4), g.AddInput("m", ir.Bool, ir.S(2, 3))), Quirks{}, "dtype bool"},
+		{"maxpool indices", func() *ir.Node {
+			n := node("MaxPool", []ir.AttrOption{ir.Ints("kernel_shape", 2, 2)}, ir.S(1, 1, 1, 1), ir.Float32, f32(1, 1, 2, 2))
+			n.Outputs = append(n.Outputs, g.NewValue("idx", ir.Int64, ir.S(1, 1, 1, 1)))
+			return n
+		}(), Quirks{}, "dtype i64"},
 		{"softmax axis", node("Softmax", []ir.AttrOption{ir.Int("axis", 0)}, ir.S(3, 4), ir.Float32, f32(3, 4)), Quirks{}, "not the last axis"},
 		{"gelu approx", node("Gelu", []ir.AttrOption{ir.Str("approximate", "fast")}, ir.S(3), ir.Float32, f32(3)), Quirks{}, `approximate="fast"`},
 		{"binary rank 7", node("Add", nil, ir.S(1, 1, 1, 1, 1, 1, 2), ir.Float32, f32(1, 1, 1, 1, 1, 1, 2), f32(2)), Quirks{}, "rank 7 > 6"},

@@ -1,5 +1,19 @@
 // Package gemm benchmarks weft's fast CPU kernels (backends/cpu/kernels)
-// against the machine and its peers: SGEMM GFLOP/s next to numpy/OpenBLAS
-// (sgemm_numpy.py times the same sizes), and quantized GEMV GB/s next to a
-// plain streaming read of a 256 MB buffer measured in the same run.
+// against the machine and its peers:
+//
+//   - BenchmarkSgemm: SGEMM GFLOP/s at 1 and 2 threads on 256³, 1024³ and
+//     M×4096×4096 for M ∈ {1, 16, 512}; sgemm_numpy.py times numpy/OpenBLAS
+//     on the same sizes (run it in the same session, e.g.
+//     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ./sgemm_numpy.py).
+//   - BenchmarkReadBandwidth: a plain streaming read of 256 MB, the ceiling
+//     for BenchmarkQGemv, which reports the GB/s of weight bytes of the
+//     quantized decode GEMV (Q4_0, Q8_0; "hot" reuses one matrix that may
+//     sit in L3, "cold" cycles through copies totalling 256 MB).
+//   - BenchmarkQGemm: quantized GEMM (prefill) GOP/s.
+//
+// Besides wall-clock rates the benchmarks report rates per CPU-second
+// ("@cpu", scaled by the thread count), which stay meaningful when other
+// jobs share the machine: compare wall-clock rates only from quiet runs.
+//
+//	go test -run xxx -bench . ./bench/gemm/
 package gemm

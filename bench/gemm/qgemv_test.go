@@ -128,3 +128,32 @@ func BenchmarkQGemv(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQGemm times quantized GEMM (prefill: M activation rows against
+// 4096×4096 weights) and reports GOP/s (2·M·N·K per call).
+func BenchmarkQGemm(b *testing.B) {
+	N, K := 4096, 4096
+	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+		w := qWeights(dt, N, K, 1)
+		for _, M := range []int{16, 128} {
+			x := randFloats(M * K)
+			var qa kernels.QuantizedActs
+			if err := kernels.QuantizeActs(&qa, x, K, M, K); err != nil {
+				b.Fatal(err)
+			}
+			y := make([]float32, M*N)
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%v/M%d/t%d", dt, M, threads), func(b *testing.B) {
+					pool := kernels.NewPool(threads)
+					defer pool.Close()
+					for b.Loop() {
+						if err := kernels.QMatMul(pool, dt, w, N, &qa, y, N); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(2*float64(M*N*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+				})
+			}
+		}
+	}
+}

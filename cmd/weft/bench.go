@@ -79,7 +79,8 @@ func newBenchCmd() *cobra.Command {
 			return nil
 		},
 	}
-	opts := addOptFlag(cmd)
+	opts, targeted := addOptFlag(cmd), addTargetFlag(cmd)
+	llmFlags := addLLMBenchFlags(cmd)
 	f := cmd.Flags()
 	f.IntVar(&threads, "threads", 0, "threads to run with (sets GOMAXPROCS; 0 = leave GOMAXPROCS as it is, by default the CPU count)")
 	f.IntVar(&runs, "runs", 10, "timed runs")
@@ -103,7 +104,14 @@ func newBenchCmd() *cobra.Command {
 		if threads > 0 {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
 		}
-		res, err := benchModel(args[0], opts(), dimVals, runs, warmup)
+		if isLLMPath(args[0]) {
+			res, err := benchLLM(args[0], targeted(opts()), llmFlags)
+			if err != nil {
+				return err
+			}
+			return printLLMBench(cmd.OutOrStdout(), res, asJSON)
+		}
+		res, err := benchModel(args[0], targeted(opts()), dimVals, runs, warmup)
 		if err != nil {
 			return err
 		}

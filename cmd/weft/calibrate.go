@@ -7,12 +7,14 @@ import (
 	"math/rand"
 	"os"
 	goruntime "runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/passes"
 	"github.com/weftrt/weft/scheduler"
 )
 
@@ -21,6 +23,26 @@ type calibration struct {
 	MatMulGFLOPS float64 // f32 matmul through the CPU backend
 	ReadGBs      float64 // memory read bandwidth
 	LaunchUs     float64 // per-op cost of a chain of tiny ops
+	// Family is the rate (GFLOP/s, FLOPs as scheduler.NodeCost counts them)
+	// the CPU backend reaches on a model-sized op of each cost-model family
+	// (scheduler.DeviceProfile.OpGFLOPS), compiled at -O2 as models are.
+	Family map[string]float64
+}
+
+// familyBench is one op-family benchmark: a model-sized op of the family.
+type familyBench struct {
+	family, what string
+	build        func() *ir.Graph
+}
+
+// familyBenches are the shapes calibrate times per family: a BERT-base
+// projection, a ResNet stage-2 3×3 convolution (with its ReLU, fused at
+// -O2), a ResNet stem max-pool and a BERT LayerNorm.
+var familyBenches = []familyBench{
+	{"matmul", "MatMul+Add [128,768]·[768,768]", func() *ir.Graph { return linearGraph(128, 768, 768) }},
+	{"conv", "Conv+Relu 3×3 128→128 on 28×28", func() *ir.Graph { return convGraph(128, 28) }},
+	{"pool", "MaxPool 3×3/2 on [1,64,112,112]", func() *ir.Graph { return poolGraph(64, 112) }},
+	{"norm", "LayerNormalization [128,768]", func() *ir.Graph { return normGraph(128, 768) }},
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -42,17 +64,12 @@ func newCalibrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := c.profile(name)
-			if err := p.Validate(); err != nil {
-				return err
-			}
-			data, err := json.MarshalIndent(p, "", "  ")
+			data, err := jsonProfile(c.profile(name))
 			if err != nil {
 				return err
 			}
-			data = append(data, '\n')
-			fmt.Fprintf(cmd.ErrOrStderr(), "cpu: matmul %.2f GFLOP/s (f32, %d×%d), read %.2f GB/s, launch %.2f µs/op\n",
-				c.MatMulGFLOPS, n, n, c.ReadGBs, c.LaunchUs)
+			fmt.Fprintf(cmd.ErrOrStderr(), "cpu: matmul %.2f GFLOP/s (f32, %d×%d), read %.2f GB/s, launch %.2f µs/op; per family: matmul %.2f, conv %.2f, pool %.2f, norm %.2f GFLOP/s\n",
+				c.MatMulGFLOPS, n, n, c.ReadGBs, c.LaunchUs, c.Family["matmul"], c.Family["conv"], c.Family["pool"], c.Family["norm"])
 			if out == "" {
 				_, err = cmd.OutOrStdout().Write(data)
 				return err
@@ -65,6 +82,18 @@ func newCalibrateCmd() *cobra.Command {
 	cmd.Flags().IntVar(&n, "size", 256, "matrix size of the matmul benchmark")
 	cmd.Flags().DurationVar(&budget, "time", 500*time.Millisecond, "time spent on each benchmark")
 	return cmd
+}
+
+// jsonProfile validates p and renders it as indented JSON.
+func jsonProfile(p *scheduler.Profile) ([]byte, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }
 
 func writeBytes(path string, data []byte) error {
@@ -95,17 +124,44 @@ func calibrate(ctx context.Context, n int, budget time.Duration) (calibration, e
 		return c, fmt.Errorf("calibrate: launch: %w", err)
 	}
 	c.LaunchUs = best.Seconds() * 1e6 / chain
+
+	c.Family = map[string]float64{}
+	for _, fb := range familyBenches {
+		g := fb.build()
+		if err := passes.InferShapes(g); err != nil {
+			return c, fmt.Errorf("calibrate: %s: %w", fb.family, err)
+		}
+		m, err := weft.New(g, weft.Options{OptLevel: 2, Target: []string{"cpu"}})
+		if err != nil {
+			return c, fmt.Errorf("calibrate: %s: %w", fb.family, err)
+		}
+		flops := scheduler.GraphCost(m.Graph).FLOPs
+		best, err := timeModel(ctx, m, budget)
+		m.Close()
+		if err != nil {
+			return c, fmt.Errorf("calibrate: %s: %w", fb.family, err)
+		}
+		// The launch overhead is counted apart by the cost model.
+		sec := max(best.Seconds()-c.LaunchUs*1e-6*float64(len(m.Graph.Nodes)), best.Seconds()/2)
+		c.Family[fb.family] = float64(flops) / sec / 1e9
+	}
 	return c, nil
 }
 
 // timeGraph compiles g (-O0, so that nothing is folded away) for the CPU
 // and returns the best time of repeated runs on random inputs.
 func timeGraph(ctx context.Context, g *ir.Graph, budget time.Duration) (time.Duration, error) {
-	m, err := weft.New(g, weft.Options{OptLevel: 0})
+	m, err := weft.New(g, weft.Options{OptLevel: 0, Target: []string{"cpu"}})
 	if err != nil {
 		return 0, err
 	}
 	defer m.Close()
+	return timeModel(ctx, m, budget)
+}
+
+// timeModel returns the best time of repeated runs of m on random inputs,
+// after one untimed run (which allocates the arenas).
+func timeModel(ctx context.Context, m *weft.Model, budget time.Duration) (time.Duration, error) {
 	in := map[string]*ir.Tensor{}
 	rng := rand.New(rand.NewSource(1))
 	for _, v := range m.Inputs() {
@@ -114,6 +170,9 @@ func timeGraph(ctx context.Context, g *ir.Graph, budget time.Duration) (time.Dur
 			t.SetFloat64(i, rng.Float64())
 		}
 		in[v.Name] = t
+	}
+	if _, err := m.Run(ctx, in); err != nil {
+		return 0, err
 	}
 	best := time.Duration(1<<63 - 1)
 	start := time.Now()
@@ -139,6 +198,53 @@ func matmulGraph(n int) *ir.Graph {
 	y := b.Op("MatMul", a, b.Const("b", w))
 	y.DType, y.Shape = ir.Float32, ir.S(int64(n), int64(n))
 	b.Output("y", y)
+	return b.G
+}
+
+// randConst adds a constant of the given shape with values in [-0.5, 0.5).
+func randConst(b *ir.Builder, name string, rng *rand.Rand, shape ...int64) *ir.Value {
+	w := ir.NewTensor(ir.Float32, shape)
+	for i := range w.Len() {
+		w.SetFloat64(i, rng.Float64()-0.5)
+	}
+	return b.Const(name, w)
+}
+
+// linearGraph is Y = X·W + bias with X [m,k] an input: a FusedMatMul at -O2.
+func linearGraph(m, k, n int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-linear")
+	rng := rand.New(rand.NewSource(3))
+	x := b.Input("x", ir.Float32, ir.S(m, k))
+	y := b.Op("Add", b.Op("MatMul", x, randConst(b, "w", rng, k, n)), randConst(b, "bias", rng, n))
+	b.Output("y", y)
+	return b.G
+}
+
+// convGraph is Relu(Conv3×3(X) + bias), c→c channels on an s×s image, pads 1.
+func convGraph(c, s int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-conv")
+	rng := rand.New(rand.NewSource(4))
+	x := b.Input("x", ir.Float32, ir.S(1, c, s, s))
+	y := b.OpA("Conv", []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("pads", 1, 1, 1, 1)},
+		x, randConst(b, "w", rng, c, c, 3, 3), randConst(b, "bias", rng, c))
+	b.Output("y", b.Op("Relu", y))
+	return b.G
+}
+
+// poolGraph is a 3×3, stride 2, pad 1 MaxPool over c channels of s×s.
+func poolGraph(c, s int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-pool")
+	x := b.Input("x", ir.Float32, ir.S(1, c, s, s))
+	b.Output("y", b.OpA("MaxPool", []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("strides", 2, 2), ir.Ints("pads", 1, 1, 1, 1)}, x))
+	return b.G
+}
+
+// normGraph is a LayerNormalization over the last axis of [m,n].
+func normGraph(m, n int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-norm")
+	rng := rand.New(rand.NewSource(5))
+	x := b.Input("x", ir.Float32, ir.S(m, n))
+	b.Output("y", b.OpA("LayerNormalization", []ir.AttrOption{ir.Int("axis", -1)}, x, randConst(b, "scale", rng, n), randConst(b, "bias", rng, n)))
 	return b.G
 }
 
@@ -183,18 +289,30 @@ func readBandwidth(size int, budget time.Duration) float64 {
 
 // profile writes the measurements as a one-device profile.
 func (c calibration) profile(name string) *scheduler.Profile {
+	var fam map[string]float64
+	var what []string
+	for _, fb := range familyBenches {
+		if r := c.Family[fb.family]; r > 0 {
+			if fam == nil {
+				fam = map[string]float64{}
+			}
+			fam[fb.family] = round3(r)
+			what = append(what, fb.family+": "+fb.what)
+		}
+	}
 	return &scheduler.Profile{
 		Name:        name,
 		Description: fmt.Sprintf("this machine's CPU (%s/%s, %d logical CPUs), measured by weft calibrate", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU()),
 		Devices: []scheduler.DeviceProfile{{
 			Name: "cpu", Kind: "cpu", Model: fmt.Sprintf("%s, %d logical CPUs", goruntime.GOARCH, goruntime.NumCPU()),
 			PeakGFLOPS:       map[string]float64{"f32": round3(c.MatMulGFLOPS)},
+			OpGFLOPS:         fam,
 			MemBandwidthGBs:  round3(c.ReadGBs),
 			LaunchOverheadUs: round3(c.LaunchUs),
 			HostVisible:      true,
-			Source: fmt.Sprintf("weft calibrate, %s: f32 MatMul through the CPU backend, a 64 MiB streaming read, a chain of 256 one-element Relu ops (best of repeated runs)",
-				time.Now().UTC().Format("2006-01-02")),
-			Estimate: "peak_gflops.f32 is what weft's CPU kernels reach on a matmul, not the hardware peak; f16 and int8 are not measured (the cost model uses the f32 rate)",
+			Source: fmt.Sprintf("weft calibrate, %s: f32 MatMul through the CPU backend, a 64 MiB streaming read, a chain of 256 one-element Relu ops; op_gflops per family at -O2 (%s) (best of repeated runs)",
+				time.Now().UTC().Format("2006-01-02"), strings.Join(what, "; ")),
+			Estimate: "peak_gflops.f32 is what weft's CPU kernels reach on a cache-sized matmul, not the hardware peak; op_gflops are the rates of model-sized ops of each family through the same kernels; f16 and int8 are not measured (the cost model uses the f32 rate)",
 		}},
 	}
 }

@@ -32,7 +32,7 @@ func newCompileCmd() *cobra.Command {
 			"bytes. --report prints what compilation did and what the plan costs.",
 	}
 	opts := addOptFlag(cmd)
-	placed := addPlaceFlags(cmd)
+	placed, targeted := addPlaceFlags(cmd), addTargetFlag(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the plan file to write (default: MODEL.wplan)")
 	cmd.Flags().StringVar(&quantize, "quantize", "", "quantize weights: "+strings.Join(passes.QuantTypes, ", "))
 	cmd.Flags().StringVar(&policy, "policy", "", "which weights --quantize takes: "+
@@ -53,7 +53,7 @@ func newCompileCmd() *cobra.Command {
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		w := cmd.OutOrStdout()
-		o := placed(opts())
+		o := targeted(placed(opts()))
 		if (policy != "" || len(layers) > 0) && quantize == "" {
 			return fmt.Errorf("--policy and --layers select weights for --quantize, which is not given")
 		}

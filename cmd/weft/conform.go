@@ -29,7 +29,7 @@ func newConformCmd() *cobra.Command {
 			"than --baseline demands.",
 		Args: cobra.MinimumNArgs(1),
 	}
-	opts := addOptFlag(cmd)
+	opts, targeted := addOptFlag(cmd), addTargetFlag(cmd)
 	cmd.Flags().StringVar(&jsonOut, "json", "", "write per-test results and per-suite counts to FILE as JSON")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "JSON FILE mapping suite → minimum passed count; fail below it")
 	cmd.Flags().StringVar(&mdOut, "markdown", "", "write the conformance status page (docs/conformance.md) to FILE")
@@ -48,8 +48,10 @@ func newConformCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		r := conform.NewRunner(opts())
+		o := targeted(opts())
+		r := conform.NewRunner(o)
 		r.Workers, r.Timeout = workers, timeout
+		placed := countTargetTests(r, o)
 		results := r.Run(context.Background(), tests, func(res conform.Result) {
 			fmt.Fprintln(out, res.Line())
 		})
@@ -74,6 +76,7 @@ func newConformCmd() *cobra.Command {
 				fmt.Fprintf(errw, "baseline: note: suite %s was not run\n", s)
 			}
 		}
+		placed.print(out, results)
 		fmt.Fprintln(out, sum.String())
 		if sum.Failed > 0 || len(problems) > 0 {
 			return fmt.Errorf("%w: %d failed, %d suites below baseline", errTestsFailed, sum.Failed, len(problems))

@@ -7,126 +7,148 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
-	"github.com/weftrt/weft/frontend/llama"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/runtime/llm"
+	"github.com/weftrt/weft/tokenizer"
 )
 
 func newGenerateCmd() *cobra.Command {
 	var (
-		n       int
-		ids     bool
-		prompt  string
-		stop    string
-		ctxLen  int
-		sampler llm.SamplerOptions
-		opts    func() weft.Options
+		n        int
+		ids      bool
+		prompt   string
+		stop     string
+		ctxLen   int
+		sampler  llm.SamplerOptions
+		opts     func() weft.Options
+		overflow string
 	)
 	cmd := &cobra.Command{
-		Use:   "generate MODEL.bin [-n N] [--ids] [-p IDS] [--temp T] [--top-k K] [--top-p P] [--seed S]",
-		Short: "generate tokens with a language model, streamed",
-		Long: "Generate with a llama2.c checkpoint (.bin): compile a decode graph (and a\n" +
-			"prefill graph for longer prompts), feed the prompt, sample and stream each\n" +
-			"token as it comes. These checkpoints carry no tokenizer, so the prompt (-p)\n" +
-			"and the output are token ids (--ids, the default and only mode for .bin).\n" +
-			"Token ids go to stdout, space-separated; timing metrics go to stderr.\n" +
-			"Generation stops after -n tokens, at a stop token (--stop, not printed), or\n" +
-			"when the context (--ctx) is full. --temp 0 is greedy decoding.",
+		Use:   "generate MODEL.gguf|MODEL.bin [-p PROMPT] [-n N] [--ids] [--temp T] [--top-k K] [--top-p P] [--seed S]",
+		Short: "generate text with a language model, streamed",
+		Long: "Generate with a GGUF model (llama or qwen2 architecture) or a llama2.c\n" +
+			"checkpoint (.bin): compile a decode graph (and a prefill graph for longer\n" +
+			"prompts), feed the prompt, sample and stream each token as it comes.\n" +
+			"A GGUF model's own tokenizer encodes the prompt text (-p) and decodes the\n" +
+			"output, which streams to stdout as text. With --ids (the only mode for .bin\n" +
+			"checkpoints, which carry no tokenizer) the prompt is comma-separated token\n" +
+			"ids (empty: BOS) and the output token ids, space-separated.\n" +
+			"Timing metrics (time to first token, prefill and decode tok/s, peak RSS) go\n" +
+			"to stderr. Generation stops after -n tokens, at a stop token (--stop; by\n" +
+			"default the model's EOS, not printed), or when the context (--ctx) is full\n" +
+			"(--overflow stop), or with --overflow slide goes on: the newest half of the\n" +
+			"context is prefilled again and older tokens are dropped. --temp 0 is greedy.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			if ext := strings.ToLower(filepath.Ext(path)); ext != ".bin" {
-				return fmt.Errorf("generate %s: %w model type %q (want a llama2.c checkpoint, .bin)", path, ir.ErrUnsupported, ext)
+			if n < 1 {
+				return fmt.Errorf("generate: -n %d: want at least 1 token", n)
 			}
-			_ = ids // ids are the only output form for llama2.c checkpoints
-			promptIDs, err := parseIDs(prompt)
-			if err != nil {
-				return fmt.Errorf("generate: -p: %w", err)
+			if overflow != "stop" && overflow != "slide" {
+				return fmt.Errorf("generate: --overflow %q: want stop or slide", overflow)
 			}
-			if len(promptIDs) == 0 {
-				return fmt.Errorf("generate: -p: the prompt needs at least one token id (1 is BOS)")
+			if err := sampler.Validate(); err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			ext := strings.ToLower(filepath.Ext(path))
+			if ext != ".bin" && ext != ".gguf" {
+				return fmt.Errorf("generate %s: %w model type %q (want a GGUF model .gguf or a llama2.c checkpoint .bin)", path, ir.ErrUnsupported, ext)
+			}
+			isBin := ext == ".bin"
+			useIDs := ids || isBin
+			var promptIDs []int32
+			if useIDs {
+				var err error
+				if promptIDs, err = parseIDs(prompt); err != nil {
+					return fmt.Errorf("generate: -p: %w", err)
+				}
+				if len(promptIDs) == 0 && isBin {
+					promptIDs = []int32{1}
+				}
 			}
 			stopIDs, err := parseIDs(stop)
 			if err != nil {
 				return fmt.Errorf("generate: --stop: %w", err)
 			}
-			if n < 1 {
-				return fmt.Errorf("generate: -n %d: want at least 1 token", n)
+			stopSet := cmd.Flags().Changed("stop")
+			if !stopSet && isBin {
+				stopIDs = []int32{1, 2}
 			}
-			if err := sampler.Validate(); err != nil {
+			// The prefill bucket needs the prompt length: for text, encode
+			// with the GGUF's vocabulary first (header only).
+			var tok *tokenizer.Tokenizer
+			if !useIDs {
+				v, err := tokenizer.LoadGGUFVocab(path)
+				if err != nil {
+					return fmt.Errorf("generate %s: the model's tokenizer: %w (use --ids to give token ids)", path, err)
+				}
+				if tok, err = tokenizer.New(v); err != nil {
+					return fmt.Errorf("generate %s: the model's tokenizer: %w (use --ids to give token ids)", path, err)
+				}
+				promptIDs = tok.Encode(prompt, true, false)
+				if len(promptIDs) == 0 {
+					return fmt.Errorf("generate: -p %q encodes to no tokens and the vocabulary adds no BOS: give a prompt", prompt)
+				}
+				if !stopSet && v.EOS >= 0 {
+					stopIDs = []int32{v.EOS}
+				}
+			} else if len(promptIDs) == 0 {
+				return fmt.Errorf("generate: -p: the prompt needs at least one token id")
+			}
+			var prefill []int
+			if len(promptIDs) > 1 {
+				prefill = append(prefill, prefillBucket(len(promptIDs), max(ctxLen, len(promptIDs))))
+			}
+			lm, err := loadLLM(path, ctxLen, prefill, opts())
+			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
-			t0 := time.Now()
-			cfg, w, err := llama.LoadLlama2C(path)
-			if err != nil {
-				return err
-			}
-			capacity := cfg.MaxSeq
-			if ctxLen > 0 {
-				if ctxLen > cfg.MaxSeq {
-					return fmt.Errorf("generate: --ctx %d exceeds the model's context of %d", ctxLen, cfg.MaxSeq)
-				}
-				capacity = ctxLen
-			}
-			if len(promptIDs) > capacity {
-				return fmt.Errorf("generate: the prompt has %d tokens, the context holds %d", len(promptIDs), capacity)
-			}
-			seqs := []int{1}
-			if len(promptIDs) > 1 {
-				b := 2
-				for b < len(promptIDs) && b < capacity {
-					b *= 2
-				}
-				seqs = append(seqs, min(b, capacity))
-			}
-			var runners []llm.Runner
-			for _, s := range seqs {
-				g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity})
-				if err != nil {
-					return fmt.Errorf("generate %s: %w", path, err)
-				}
-				m, err := weft.New(g, opts())
-				if err != nil {
-					return fmt.Errorf("generate %s: compile the %d-token graph: %w", path, s, err)
-				}
-				runners = append(runners, m)
-			}
-			model, err := llm.New(runners...)
-			if err != nil {
-				return fmt.Errorf("generate %s: %w", path, err)
+			defer lm.Close()
+			if len(promptIDs) > lm.capacity {
+				return fmt.Errorf("generate: the prompt has %d tokens, the context holds %d", len(promptIDs), lm.capacity)
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "weft: %s: dim %d, %d layers, %d heads (%d kv), vocab %d, context %d; loaded and compiled in %v\n",
-				path, cfg.Dim, cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Vocab, capacity, time.Since(t0).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "weft: %s\n", lm.summary())
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer cancel()
 			out := cmd.OutOrStdout()
-			first := true
-			met, err := model.Generate(ctx, promptIDs, llm.Options{MaxTokens: n, Stop: stopIDs, Sampler: sampler}, func(tok int32) bool {
-				sep := " "
-				if first {
-					sep, first = "", false
+			var emit func(int32) bool
+			var stream *textStream
+			if useIDs {
+				first := true
+				emit = func(tok int32) bool {
+					sep := " "
+					if first {
+						sep, first = "", false
+					}
+					// Unbuffered: each id appears as soon as it is sampled.
+					_, werr := fmt.Fprintf(out, "%s%d", sep, tok)
+					return werr == nil
 				}
-				// Unbuffered: each id appears as soon as it is sampled.
-				_, werr := fmt.Fprintf(out, "%s%d", sep, tok)
-				return werr == nil
-			})
+			} else {
+				stream = newTextStream(tok, out, promptIDs)
+				emit = func(id int32) bool { return stream.add(id) == nil }
+			}
+			met, err := lm.model.Generate(ctx, promptIDs, llm.Options{MaxTokens: n, Stop: stopIDs, Sampler: sampler, Slide: overflow == "slide"}, emit)
+			if stream != nil {
+				stream.flush()
+			}
 			fmt.Fprintln(out)
-			fmt.Fprintf(stderr, "weft: %v\n", met)
+			fmt.Fprintf(stderr, "weft: %v%s\n", met, rssNote())
 			return err
 		},
 	}
 	opts = addOptFlag(cmd)
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 256, "the most tokens to generate")
-	f.BoolVar(&ids, "ids", true, "read and write token ids (the only mode for llama2.c checkpoints)")
-	f.StringVarP(&prompt, "prompt", "p", "1", "prompt token ids, comma-separated (1 is BOS)")
-	f.StringVar(&stop, "stop", "1,2", "stop token ids, comma-separated (llama2.c: BOS 1 starts a new story, EOS 2); \"\" for none")
+	f.BoolVar(&ids, "ids", false, "read and write token ids (always for llama2.c checkpoints)")
+	f.StringVarP(&prompt, "prompt", "p", "", "the prompt: text, or with --ids comma-separated token ids (empty: BOS)")
+	f.StringVar(&stop, "stop", "", "stop token ids, comma-separated; \"\" for none (default: the model's EOS; llama2.c: 1,2 — BOS starts a new story, EOS 2)")
+	f.StringVar(&overflow, "overflow", "stop", "when the context is full: stop, or slide (drop the oldest tokens, re-prefill the newest half)")
 	f.IntVar(&ctxLen, "ctx", 0, "KV cache capacity in tokens (0: the model's context length)")
 	f.Float64Var(&sampler.Temperature, "temp", 0, "sampling temperature; 0 is greedy")
 	f.IntVar(&sampler.TopK, "top-k", 0, "keep the K most likely tokens (0: all)")
@@ -153,4 +175,12 @@ func parseIDs(s string) ([]int32, error) {
 		out = append(out, int32(v))
 	}
 	return out, nil
+}
+
+// rssNote is "; peak RSS N MB" where the platform reports it.
+func rssNote() string {
+	if b, ok := peakRSS(); ok {
+		return fmt.Sprintf("; peak RSS %.1f MB", float64(b)/1e6)
+	}
+	return ""
 }

@@ -63,11 +63,13 @@ func TestGenerateErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"generate", filepath.Join(dir, "m.gguf")}, "unsupported"},
+		{[]string{"generate", filepath.Join(dir, "m.onnx")}, "unsupported"},
+		{[]string{"generate", filepath.Join(dir, "m.gguf")}, "m.gguf"},
+		{[]string{"generate", filepath.Join(dir, "m.gguf"), "--overflow", "shift"}, "want stop or slide"},
 		{[]string{"generate", filepath.Join(dir, "missing.bin")}, "missing.bin"},
 		{[]string{"generate", trunc}, "bad.bin"},
 		{[]string{"generate", trunc, "-p", "1,x"}, `"x" is not a token id`},
-		{[]string{"generate", trunc, "-p", ""}, "at least one token"},
+		{[]string{"generate", trunc, "-p", ""}, "bad.bin"},
 		{[]string{"generate", trunc, "-n", "0"}, "-n 0"},
 		{[]string{"generate", trunc, "--top-p", "3"}, "top-p"},
 		{[]string{"generate"}, "accepts 1 arg"},

@@ -51,6 +51,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd(), newBenchCmd())
 	root.AddCommand(newPlanCmd(), newCalibrateCmd())
 	root.AddCommand(newGenerateCmd())
+	root.AddCommand(newMkLLMCmd(), newQuantizeCmd(), newChatCmd())
 	return root
 }
 

@@ -90,6 +90,17 @@ func newPlanCmd() *cobra.Command {
 		}
 		o := opts()
 		o.Place, o.Profile = f.place, f.profile
+		if vk := vulkanTargets(f.targets); len(vk) > 0 {
+			// As for run: every node Vulkan supports goes there, the rest
+			// to the CPU (see applyTarget).
+			if f.profile == "" {
+				if err := checkTarget(vk); err != nil {
+					return err
+				}
+			}
+			o = applyTarget(o, f.targets)
+			f.targets = o.Target
+		}
 		if _, err := weft.Optimize(g, o); err != nil {
 			return fmt.Errorf("%s: %w", args[0], err)
 		}
@@ -98,8 +109,17 @@ func newPlanCmd() *cobra.Command {
 			return fmt.Errorf("%s: %w", args[0], err)
 		}
 		printPlan(w, p, rep, f.summary)
+		fmt.Fprintf(w, "placement: %s\n", countPlacement(p))
+		declined := 0
 		for _, msg := range rep.Warnings {
+			if targetFallback(msg, f.targets) {
+				declined++ // a node the target's Vulkan device declines: expected
+				continue
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "weft: warning: %s\n", msg)
+		}
+		if declined > 0 {
+			fmt.Fprintf(w, "%d nodes the Vulkan target declines run on the CPU (their placements say why)\n", declined)
 		}
 		if f.dot != "" {
 			if err := writeFile(f.dot, func(f *os.File) error { return writeDot(f, p, rep) }); err != nil {

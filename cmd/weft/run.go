@@ -14,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/backends"
 	"github.com/weftrt/weft/examples/mlp/model"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/npy"
+	"github.com/weftrt/weft/runtime"
 )
 
 // example is a model built in code, with its own inputs.
@@ -47,6 +49,7 @@ func newRunCmd() *cobra.Command {
 		exName  string
 		verbose bool
 		verifyW bool
+		trace   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run MODEL | run --example NAME",
@@ -59,13 +62,14 @@ func newRunCmd() *cobra.Command {
 			"--dim SYM=N (or an --input).",
 	}
 	baseOpts := addOptFlag(cmd)
-	placed := addPlaceFlags(cmd)
-	opts := func() weft.Options { return placed(baseOpts()) }
+	placed, targeted := addPlaceFlags(cmd), addTargetFlag(cmd)
+	opts := func() weft.Options { return targeted(placed(baseOpts())) }
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "bind input NAME to the array in FILE.npy (NAME=FILE.npy; repeatable)")
 	cmd.Flags().StringArrayVar(&dims, "dim", nil, "size of symbolic dimension SYM for generated inputs (SYM=N; repeatable)")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each output to DIR/NAME.npy")
 	cmd.Flags().StringVar(&exName, "example", "", "run a model built into weft instead of a file: "+exampleNames())
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print the pass report and the device plan")
+	cmd.Flags().StringVar(&trace, "trace", "", "write a Chrome-trace/Perfetto JSON timeline of the run (per-node spans per device) to FILE.json")
 	cmd.Flags().BoolVar(&verifyW, "verify-weights", false, "for a .wplan plan: check the weights' checksum first (reads all of them)")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if exName != "" && len(args) != 0 || exName == "" && len(args) != 1 {
@@ -116,8 +120,12 @@ func newRunCmd() *cobra.Command {
 		if err := bindInputs(m.Inputs(), given, dimVals, feed); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		ctx, tr := context.Background(), runtime.NewTrace()
+		if trace != "" {
+			ctx = backends.WithTracer(ctx, tr)
+		}
 		t1 := time.Now()
-		outs, err := m.Run(context.Background(), feed)
+		outs, err := m.Run(ctx, feed)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -141,6 +149,13 @@ func newRunCmd() *cobra.Command {
 			}
 			fmt.Fprintf(out, "output %s\n", summarize(name, t))
 		}
+		if trace != "" {
+			if err := writeFile(trace, func(f *os.File) error { return tr.WriteChromeJSON(f) }); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "wrote trace %s\n", trace)
+		}
+		printPlacement(out, opts(), m.Plan)
 		if outDir != "" {
 			if err := writeOutputs(out, outDir, names, outs); err != nil {
 				return err

@@ -61,16 +61,40 @@ func (g *builder) i64s(vals ...int64) *ir.Value {
 // llama's rotary embedding: angle(p, i) = p · theta^(−2i/headDim),
 // computed in float64 and rounded to f32.
 func RopeCaches(positions, headDim int, theta float64) (cos, sin *ir.Tensor) {
-	half := headDim / 2
+	return ropeCaches(positions, headDim, theta, 1, nil)
+}
+
+// ropeCaches is RopeCaches over R rotated lanes with linear scaling
+// (positions divided by scale) and per-pair frequency factors (the
+// frequency of pair i divided by factors[i]; nil: none).
+func ropeCaches(positions, R int, theta, scale float64, factors []float32) (cos, sin *ir.Tensor) {
+	half := R / 2
+	if scale <= 0 {
+		scale = 1
+	}
 	c, s := make([]float32, positions*half), make([]float32, positions*half)
-	for p := 0; p < positions; p++ {
-		for i := 0; i < half; i++ {
-			a := float64(p) * math.Pow(theta, -2*float64(i)/float64(headDim))
+	for i := 0; i < half; i++ {
+		freq := math.Pow(theta, -2*float64(i)/float64(R))
+		if factors != nil {
+			freq /= float64(factors[i])
+		}
+		for p := 0; p < positions; p++ {
+			a := float64(p) / scale * freq
 			c[p*half+i], s[p*half+i] = float32(math.Cos(a)), float32(math.Sin(a))
 		}
 	}
 	sh := []int64{int64(positions), int64(half)}
 	return ir.FromFloat32(sh, c), ir.FromFloat32(sh, s)
+}
+
+// matmul is y = x · W: MatMul for an f32 [in, out] weight, QMatMul for a
+// block-quantized [out, in] one.
+func (g *builder) matmul(name string, x *ir.Value, w *ir.Tensor) *ir.Value {
+	wc := g.b.Const(name+".weight", w)
+	if w.DType.IsQuantized() {
+		return g.op(name, "QMatMul", nil, x, wc)
+	}
+	return g.op(name, "MatMul", nil, x, wc)
 }
 
 // Transpose2D returns the [cols, rows] transpose of an f32 matrix t
@@ -111,10 +135,13 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		past[l][0] = b.Input(PastKey(l), ir.Float32, ir.S(1, KVH, P, hd))
 		past[l][1] = b.Input(PastValue(l), ir.Float32, ir.S(1, KVH, P, hd))
 	}
-	cosT, sinT := RopeCaches(int(P), int(hd), cfg.RopeTheta)
+	cosT, sinT := ropeCaches(int(P), cfg.RotaryDim(), cfg.RopeTheta, cfg.RopeScale, cfg.RopeFreqFactors)
 	cosV, sinV := b.Const("rope.cos", cosT), b.Const("rope.sin", sinT)
 	eps := []ir.AttrOption{ir.Int("axis", -1), ir.Float("epsilon", cfg.NormEps)}
-	rope := []ir.AttrOption{ir.Int("interleaved", 1)}
+	rope := []ir.AttrOption{ir.Int("interleaved", 1), ir.Int("rotary_embedding_dim", int64(cfg.RotaryDim()))}
+	if cfg.RopeNeoX {
+		rope[0] = ir.Int("interleaved", 0)
+	}
 	perm := []ir.AttrOption{ir.Ints("perm", 0, 2, 1, 3)}
 
 	// Scatter indices: each token's position, for every kv head and lane.
@@ -127,14 +154,17 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		p := "layers." + strconv.Itoa(l) + "."
 		c := func(name string, t *ir.Tensor) *ir.Value { return b.Const(p+name, t) }
 		h := g.op(p+"attn_norm", "RMSNormalization", eps, x, c("attn_norm.weight", lw.AttnNorm))
-		heads := func(name string, wt *ir.Tensor, n int64) *ir.Value {
-			y := g.op(p+name, "MatMul", nil, h, c(name+".weight", wt))
+		heads := func(name string, wt, bias *ir.Tensor, n int64) *ir.Value {
+			y := g.matmul(p+name, h, wt)
+			if bias != nil {
+				y = g.op(p+name+".bias", "Add", nil, y, c(name+".bias", bias))
+			}
 			y = g.op(p+name+".reshape", "Reshape", nil, y, g.i64s(1, S, n, hd))
 			return g.op(p+name+".transpose", "Transpose", perm, y)
 		}
-		q := g.op(p+"q.rope", "RotaryEmbedding", rope, heads("wq", lw.Wq, H), cosV, sinV, positions)
-		k := g.op(p+"k.rope", "RotaryEmbedding", rope, heads("wk", lw.Wk, KVH), cosV, sinV, positions)
-		v := heads("wv", lw.Wv, KVH)
+		q := g.op(p+"q.rope", "RotaryEmbedding", rope, heads("wq", lw.Wq, lw.Bq, H), cosV, sinV, positions)
+		k := g.op(p+"k.rope", "RotaryEmbedding", rope, heads("wk", lw.Wk, lw.Bk, KVH), cosV, sinV, positions)
+		v := heads("wv", lw.Wv, lw.Bv, KVH)
 		scatter := []ir.AttrOption{ir.Int("axis", 2)}
 		kAll := g.op(p+"k.cache", "ScatterElements", scatter, past[l][0], idx, k)
 		vAll := g.op(p+"v.cache", "ScatterElements", scatter, past[l][1], idx, v)
@@ -142,11 +172,11 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		a := g.op(p+"attention", "Attention", nil, q, kAll, vAll, mask)
 		a = g.op(p+"attention.transpose", "Transpose", perm, a)
 		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))
-		x = g.op(p+"attn_residual", "Add", nil, x, g.op(p+"wo", "MatMul", nil, a, c("wo.weight", lw.Wo)))
+		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
 		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))
-		gate := g.op(p+"w1.silu", "SiLU", nil, g.op(p+"w1", "MatMul", nil, h2, c("w1.weight", lw.W1)))
-		up := g.op(p+"w3", "MatMul", nil, h2, c("w3.weight", lw.W3))
-		down := g.op(p+"w2", "MatMul", nil, g.op(p+"ffn.mul", "Mul", nil, gate, up), c("w2.weight", lw.W2))
+		gate := g.op(p+"w1.silu", "SiLU", nil, g.matmul(p+"w1", h2, lw.W1))
+		up := g.matmul(p+"w3", h2, lw.W3)
+		down := g.matmul(p+"w2", g.op(p+"ffn.mul", "Mul", nil, gate, up), lw.W2)
 		x = g.op(p+"ffn_residual", "Add", nil, x, down)
 	}
 	x = g.op("final_norm", "RMSNormalization", eps, x, b.Const("final_norm.weight", w.FinalNorm))
@@ -154,7 +184,8 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	if out == nil {
 		out = Transpose2D(w.Embed)
 	}
-	logits := g.op(OutputLogits, "MatMul", nil, x, b.Const("output.weight", out))
+	logits := g.matmul("output", x, out)
+	logits.Name, logits.Producer.Name = OutputLogits, OutputLogits
 	b.Output(OutputLogits, logits)
 	for l, kv := range present {
 		kv[0].Name, kv[1].Name = PresentKey(l), PresentValue(l)

@@ -3,6 +3,7 @@ package llama
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -20,6 +21,29 @@ type Config struct {
 	NormEps   float32 // RMSNorm epsilon
 	// TiedEmbeddings: the classifier is the token embedding table.
 	TiedEmbeddings bool
+
+	// RopeNeoX rotates the pairs (i, i+R/2) of each head (GPT-NeoX style,
+	// qwen2) instead of the adjacent pairs (2i, 2i+1) (llama2.c, GGUF
+	// llama, whose converter permutes HF's q/k rows to that order).
+	RopeNeoX bool
+	// RopeDim is the number of rotated lanes R of each head (0: HeadDim).
+	RopeDim int
+	// RopeScale is linear RoPE scaling: positions are divided by it (0 or
+	// 1: none).
+	RopeScale float64
+	// RopeFreqFactors, when set (R/2 values), divide the rotary
+	// frequencies pair by pair (llama 3.1's rope_freqs).
+	RopeFreqFactors []float32
+	// AttnBias: the q, k and v projections have biases (qwen2).
+	AttnBias bool
+}
+
+// RotaryDim is RopeDim, or HeadDim when RopeDim is 0.
+func (c Config) RotaryDim() int {
+	if c.RopeDim > 0 {
+		return c.RopeDim
+	}
+	return c.HeadDim()
 }
 
 // HeadDim is Dim / Heads.
@@ -48,6 +72,21 @@ func (c Config) Validate() error {
 	if c.KVHeads > 0 && c.Heads%c.KVHeads != 0 {
 		errs = append(errs, fmt.Errorf("heads %d is not a multiple of kv_heads %d", c.Heads, c.KVHeads))
 	}
+	if c.RopeDim < 0 || c.RopeDim%2 != 0 || (c.Heads > 0 && c.RopeDim > c.HeadDim()) {
+		errs = append(errs, fmt.Errorf("rope dim %d must be even and at most the head dim", c.RopeDim))
+	}
+	if c.RopeScale < 0 || math.IsNaN(c.RopeScale) || math.IsInf(c.RopeScale, 0) {
+		errs = append(errs, fmt.Errorf("rope scale %v must be finite and ≥ 0", c.RopeScale))
+	}
+	if c.RopeFreqFactors != nil && c.Heads > 0 && c.Dim%c.Heads == 0 && len(c.RopeFreqFactors) != c.RotaryDim()/2 {
+		errs = append(errs, fmt.Errorf("%d rope frequency factors, want %d (rotary dim / 2)", len(c.RopeFreqFactors), c.RotaryDim()/2))
+	}
+	for i, f := range c.RopeFreqFactors {
+		if !(f > 0) || math.IsInf(float64(f), 0) {
+			errs = append(errs, fmt.Errorf("rope frequency factor %d is %v, must be positive", i, f))
+			break
+		}
+	}
 	if !(c.RopeTheta > 0) {
 		errs = append(errs, fmt.Errorf("rope theta %v must be positive", c.RopeTheta))
 	}
@@ -60,8 +99,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Layer holds one decoder layer's weights, f32, matrices as [in, out]
-// (the layout MatMul expects: y = x · W).
+// Layer holds one decoder layer's weights. Vectors are f32. A matrix is
+// either f32 [in, out] (the layout MatMul expects: y = x · W) or
+// block-quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) [out, in] with its blocks
+// along in (the layout QMatMul expects, and GGUF's): the shapes below are
+// the f32 form.
 type Layer struct {
 	AttnNorm *ir.Tensor // [Dim]
 	Wq       *ir.Tensor // [Dim, Dim]
@@ -72,6 +114,9 @@ type Layer struct {
 	W1       *ir.Tensor // [Dim, HiddenDim] (gate)
 	W2       *ir.Tensor // [HiddenDim, Dim] (down)
 	W3       *ir.Tensor // [Dim, HiddenDim] (up)
+	// Bq, Bk, Bv are the projection biases [Dim], [KVDim], [KVDim]:
+	// present exactly when Config.AttnBias.
+	Bq, Bk, Bv *ir.Tensor
 }
 
 // Weights holds a model's weights.
@@ -79,7 +124,8 @@ type Weights struct {
 	Embed     *ir.Tensor // [Vocab, Dim]
 	Layers    []Layer
 	FinalNorm *ir.Tensor // [Dim]
-	// Output is the classifier [Dim, Vocab]; nil when the embeddings are
+	// Output is the classifier [Dim, Vocab] (or quantized [Vocab, Dim], see
+	// Layer); nil when the embeddings are
 	// tied (Build then uses the transposed embedding table).
 	Output *ir.Tensor
 }
@@ -101,10 +147,25 @@ func (w *Weights) Check(cfg Config) error {
 			errs = append(errs, fmt.Errorf("%s has shape %v, want %v", name, t.Shape, shape))
 		}
 	}
+	// mat accepts an f32 [in, out] or a quantized [out, in] matrix.
+	mat := func(name string, t *ir.Tensor, in, out int64) {
+		if t == nil || !t.DType.IsQuantized() {
+			need(name, t, in, out)
+			return
+		}
+		switch {
+		case !quantizedMatMul[t.DType]:
+			errs = append(errs, fmt.Errorf("%s is %v, want f32 or one of q8_0, q4_0, q4_1, q5_0, q5_1", name, t.DType))
+		case !ir.ShapeOf(t.Shape).Equal(ir.ShapeOf([]int64{out, in})):
+			errs = append(errs, fmt.Errorf("%s (%v) has shape %v, want [out, in] = %v", name, t.DType, t.Shape, []int64{out, in}))
+		case len(t.Data) != int(t.DType.Bytes(out*in)):
+			errs = append(errs, fmt.Errorf("%s (%v) has %d bytes, want %d", name, t.DType, len(t.Data), t.DType.Bytes(out*in)))
+		}
+	}
 	need("token embedding", w.Embed, v, d)
 	need("final norm", w.FinalNorm, d)
 	if w.Output != nil {
-		need("output", w.Output, d, v)
+		mat("output", w.Output, d, v)
 	} else if !cfg.TiedEmbeddings {
 		errs = append(errs, errors.New("output classifier is missing and the embeddings are not tied"))
 	}
@@ -114,17 +175,28 @@ func (w *Weights) Check(cfg Config) error {
 	for i, l := range w.Layers {
 		p := fmt.Sprintf("layer %d ", i)
 		need(p+"attn norm", l.AttnNorm, d)
-		need(p+"wq", l.Wq, d, d)
-		need(p+"wk", l.Wk, d, kv)
-		need(p+"wv", l.Wv, d, kv)
-		need(p+"wo", l.Wo, d, d)
+		mat(p+"wq", l.Wq, d, d)
+		mat(p+"wk", l.Wk, d, kv)
+		mat(p+"wv", l.Wv, d, kv)
+		mat(p+"wo", l.Wo, d, d)
 		need(p+"ffn norm", l.FFNNorm, d)
-		need(p+"w1", l.W1, d, h)
-		need(p+"w2", l.W2, h, d)
-		need(p+"w3", l.W3, d, h)
+		mat(p+"w1", l.W1, d, h)
+		mat(p+"w2", l.W2, h, d)
+		mat(p+"w3", l.W3, d, h)
+		if cfg.AttnBias {
+			need(p+"q bias", l.Bq, d)
+			need(p+"k bias", l.Bk, kv)
+			need(p+"v bias", l.Bv, kv)
+		} else if l.Bq != nil || l.Bk != nil || l.Bv != nil {
+			errs = append(errs, fmt.Errorf("%shas attention biases but the config has none", p))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("llama: weights: %w", err)
 	}
 	return nil
 }
+
+// quantizedMatMul are the block formats a matrix may keep (QMatMul's
+// reference kernel decodes them).
+var quantizedMatMul = map[ir.DType]bool{ir.Q8_0: true, ir.Q4_0: true, ir.Q4_1: true, ir.Q5_0: true, ir.Q5_1: true}

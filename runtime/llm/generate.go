@@ -16,6 +16,13 @@ type Options struct {
 	// Stop lists the tokens that end the generation (not emitted).
 	Stop    []int32
 	Sampler SamplerOptions
+	// Slide selects the sliding-window overflow policy: when the cache is
+	// full, the oldest tokens are dropped and the newest half of the
+	// capacity is prefilled again from position 0 (RoPE positions restart,
+	// as in llama.cpp's context shift by re-evaluation), and generation
+	// goes on. The tokens kept are this call's prompt and output only.
+	// Without Slide a full cache stops the generation (StopContextFull).
+	Slide bool
 }
 
 // StopReason says why a generation ended.
@@ -35,13 +42,15 @@ type Metrics struct {
 	PromptTokens    int
 	Generated       int // tokens emitted
 	DecodeSteps     int // single-token decode runs
+	Slides          int // sliding-window re-prefills (Options.Slide)
+	Reprefilled     int // tokens prefilled again by the slides
 	Stop            StopReason
 	TimeToFirst     time.Duration // from the call to the first sampled token
 	Prefill, Decode time.Duration // time in prefill and in decode runs
 }
 
 // PrefillTokensPerSec is the prompt throughput.
-func (m Metrics) PrefillTokensPerSec() float64 { return rate(m.PromptTokens, m.Prefill) }
+func (m Metrics) PrefillTokensPerSec() float64 { return rate(m.PromptTokens+m.Reprefilled, m.Prefill) }
 
 // DecodeTokensPerSec is the decode throughput: single-token runs per
 // second (the first token comes from the prefill).
@@ -56,8 +65,12 @@ func rate(n int, d time.Duration) float64 {
 
 // String formats the metrics on one line.
 func (m Metrics) String() string {
-	return fmt.Sprintf("prompt %d tokens, generated %d (stop: %s); time to first token %v; prefill %.1f tok/s; decode %.1f tok/s",
-		m.PromptTokens, m.Generated, m.Stop, m.TimeToFirst.Round(time.Microsecond), m.PrefillTokensPerSec(), m.DecodeTokensPerSec())
+	slides := ""
+	if m.Slides > 0 {
+		slides = fmt.Sprintf("; %d context slides", m.Slides)
+	}
+	return fmt.Sprintf("prompt %d tokens, generated %d (stop: %s); time to first token %v; prefill %.1f tok/s; decode %.1f tok/s%s",
+		m.PromptTokens, m.Generated, m.Stop, m.TimeToFirst.Round(time.Microsecond), m.PrefillTokensPerSec(), m.DecodeTokensPerSec(), slides)
 }
 
 // Generate resets the cache, feeds prompt (at least one token, e.g. BOS),
@@ -70,6 +83,21 @@ func (m Metrics) String() string {
 // has been emitted; no error). A cancelled ctx stops between steps and
 // returns ctx.Err() with the metrics so far.
 func (m *Model) Generate(ctx context.Context, prompt []int32, opts Options, emit func(tok int32) bool) (Metrics, error) {
+	return m.generate(ctx, prompt, opts, emit, true)
+}
+
+// Continue is Generate without the reset: prompt is appended to what the
+// cache already holds (a conversation's earlier turns), so only the new
+// tokens are prefilled. What the cache lacks after a generation: a stop
+// token that ended it (sampled, neither emitted nor fed), or, when it
+// ended otherwise, the last emitted token (emitted, not fed); the caller
+// puts those at the start of prompt when the conversation goes on. The
+// sampler's repetition history is prompt and the new tokens only.
+func (m *Model) Continue(ctx context.Context, prompt []int32, opts Options, emit func(tok int32) bool) (Metrics, error) {
+	return m.generate(ctx, prompt, opts, emit, false)
+}
+
+func (m *Model) generate(ctx context.Context, prompt []int32, opts Options, emit func(tok int32) bool, reset bool) (Metrics, error) {
 	met := Metrics{PromptTokens: len(prompt)}
 	if len(prompt) == 0 {
 		return met, errors.New("llm: Generate needs a prompt of at least one token (e.g. BOS)")
@@ -82,7 +110,9 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts Options, emit
 		return met, err
 	}
 	start := time.Now()
-	m.Reset()
+	if reset {
+		m.Reset()
+	}
 	logits, err := m.Feed(ctx, prompt)
 	met.Prefill = time.Since(start)
 	if err != nil {
@@ -116,8 +146,23 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts Options, emit
 			return met, nil
 		}
 		if m.pos >= m.Capacity {
-			met.Stop = StopContextFull
-			return met, nil
+			if !opts.Slide || m.Capacity < 2 {
+				met.Stop = StopContextFull
+				return met, nil
+			}
+			// history ends with tok, which is not in the cache yet: re-prefill
+			// the newest half of the capacity, tok last.
+			keep := history[max(0, len(history)-m.Capacity/2):]
+			t0 := time.Now()
+			m.Reset()
+			logits, err = m.Feed(ctx, keep)
+			met.Prefill += time.Since(t0)
+			met.Slides++
+			met.Reprefilled += len(keep)
+			if err != nil {
+				return met, err
+			}
+			continue
 		}
 		t0 := time.Now()
 		logits, err = m.Feed(ctx, []int32{tok})

@@ -105,6 +105,12 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	if x.M == 0 || N == 0 {
 		return nil
 	}
+	if x.K == 0 {
+		for m := 0; m < x.M; m++ {
+			clear(y[m*ldy : m*ldy+N])
+		}
+		return nil
+	}
 	j := qJobPool.Get().(*qJob)
 	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, CurrentISA()), dot4: qDot4Func(dt, CurrentISA())}
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough

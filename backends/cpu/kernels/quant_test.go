@@ -148,4 +148,12 @@ func TestQMatMulErrors(t *testing.T) {
 	if err := QMatMul(nil, ir.Q8_0, make([]byte, 68), 2, &qa, make([]float32, 1), 2); err == nil {
 		t.Error("short output accepted")
 	}
+	// K = 0: an empty sum.
+	if err := QuantizeActs(&qa, nil, 0, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	y := []float32{5, 5, 5, 5}
+	if err := QMatMul(nil, ir.Q4_0, nil, 2, &qa, y, 2); err != nil || y[0] != 0 || y[1] != 0 || y[2] != 0 || y[3] != 0 {
+		t.Errorf("K=0: y = %v, err = %v", y, err)
+	}
 }

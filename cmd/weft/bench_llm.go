@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/runtime/llm"
+)
+
+// llmBenchFlags are bench's flags for language models (GGUF, llama2.c).
+type llmBenchFlags struct {
+	prefill, decode, ctx int
+}
+
+// addLLMBenchFlags registers --prefill, --decode and --ctx on bench.
+func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
+	lf := &llmBenchFlags{}
+	f := cmd.Flags()
+	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill")
+	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
+	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
+	return lf
+}
+
+// isLLMPath reports whether bench treats path as a language model.
+func isLLMPath(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".gguf" || ext == ".bin"
+}
+
+// llmBenchResult is one language-model benchmark.
+type llmBenchResult struct {
+	Model         string  `json:"model"`
+	Version       string  `json:"weft_version"`
+	OptLevel      int     `json:"opt_level"`
+	PrefillTokens int     `json:"prefill_tokens"`
+	DecodeTokens  int     `json:"decode_tokens"`
+	Capacity      int     `json:"ctx"`
+	LoadMs        float64 `json:"load_ms"`
+	TTFTMs        float64 `json:"ttft_ms"`
+	PrefillTokS   float64 `json:"prefill_tok_s"`
+	DecodeTokS    float64 `json:"decode_tok_s"`
+	WeightBytes   int64   `json:"weight_bytes_per_token"`
+	DecodeGBs     float64 `json:"decode_weight_gb_s"`
+	PeakRSS       int64   `json:"peak_rss_bytes,omitempty"`
+}
+
+// benchLLM loads the model with a prefill graph of exactly lf.prefill
+// tokens, runs one untimed warm-up generation (2 tokens), then times a
+// greedy generation: the prefill (TTFT, prefill tok/s) and lf.decode
+// single-token steps (decode tok/s). The prompt is deterministic token ids.
+func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, error) {
+	if lf.prefill < 1 || lf.decode < 1 {
+		return nil, fmt.Errorf("bench: --prefill %d, --decode %d: want at least 1 each", lf.prefill, lf.decode)
+	}
+	capacity := lf.ctx
+	if capacity == 0 {
+		capacity = lf.prefill + lf.decode + 1
+	}
+	if capacity < lf.prefill+lf.decode+1 {
+		return nil, fmt.Errorf("bench: --ctx %d holds fewer than prefill + decode + 1 = %d tokens", capacity, lf.prefill+lf.decode+1)
+	}
+	lm, err := loadLLM(path, capacity, []int{lf.prefill}, o)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer lm.Close()
+	prompt := make([]int32, lf.prefill)
+	x := uint32(12345)
+	for i := range prompt {
+		x = x*1664525 + 1013904223
+		prompt[i] = int32(x>>8) % int32(lm.cfg.Vocab)
+	}
+	ctx := context.Background()
+	emit := func(int32) bool { return true }
+	if _, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: 2}, emit); err != nil {
+		return nil, fmt.Errorf("bench: warm-up: %w", err)
+	}
+	met, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: lf.decode + 1}, emit)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	r := &llmBenchResult{Model: path, Version: weftVersion(), OptLevel: o.OptLevel, PrefillTokens: lf.prefill,
+		DecodeTokens: met.DecodeSteps, Capacity: capacity, LoadMs: ms(lm.load), TTFTMs: ms(met.TimeToFirst),
+		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights}
+	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
+	if b, ok := peakRSS(); ok {
+		r.PeakRSS = b
+	}
+	return r, nil
+}
+
+func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(w, "%s (-O%d, load+compile %.0f ms)\n", r.Model, r.OptLevel, r.LoadMs)
+	fmt.Fprintf(w, "  prefill %d tokens: %.1f tok/s, time to first token %.1f ms\n", r.PrefillTokens, r.PrefillTokS, r.TTFTMs)
+	fmt.Fprintf(w, "  decode  %d tokens: %.2f tok/s (%.1f MB of weights per token: %.2f GB/s)\n", r.DecodeTokens, r.DecodeTokS,
+		float64(r.WeightBytes)/1e6, r.DecodeGBs)
+	if r.PeakRSS > 0 {
+		fmt.Fprintf(w, "  peak RSS %.1f MB\n", float64(r.PeakRSS)/1e6)
+	}
+	return nil
+}

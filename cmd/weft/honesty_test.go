@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/passes"
+	"github.com/weftrt/weft/runtime"
+	"github.com/weftrt/weft/scheduler"
+	"github.com/weftrt/weft/zoo"
+)
+
+// honesty compares the cost model's estimate for g's CPU-only plan at -O2
+// on profile prof with what the CPU backend really takes: the best of
+// `runs` untimed... timed runs for the total, and one traced run for the
+// per-node times.
+type honesty struct {
+	EstimatedUs, MeasuredUs float64
+	// Nodes holds every executed node's estimate and traced time.
+	Nodes []nodeTimes
+}
+
+type nodeTimes struct {
+	Node          *ir.Node
+	EstUs, MeasUs float64
+}
+
+func measureHonesty(t testing.TB, g *ir.Graph, profile string, runs int) honesty {
+	o := weft.Options{OptLevel: 2, Profile: profile, Target: []string{"cpu"}}
+	m, err := weft.New(g, o)
+	require.NoError(t, err)
+	defer m.Close()
+	prof, err := scheduler.LoadProfile(profile)
+	require.NoError(t, err)
+	dp := prof.Device("cpu")
+	require.NotNil(t, dp)
+	feed := map[string]*ir.Tensor{}
+	require.NoError(t, bindInputs(m.Inputs(), nil, nil, feed))
+	ctx := context.Background()
+	_, err = m.Run(ctx, feed) // warm: arenas, run state, kernel packing
+	require.NoError(t, err)
+	var h honesty
+	h.MeasuredUs = math.Inf(1)
+	for range runs {
+		t0 := time.Now()
+		_, err := m.Run(ctx, feed)
+		require.NoError(t, err)
+		h.MeasuredUs = min(h.MeasuredUs, float64(time.Since(t0).Nanoseconds())/1e3)
+	}
+	tr := runtime.NewTrace()
+	_, err = m.Run(backends.WithTracer(ctx, tr), feed)
+	require.NoError(t, err)
+	for _, sp := range tr.Spans() {
+		if sp.Kind != backends.SpanNode && sp.Kind != backends.SpanTransfer {
+			continue
+		}
+		est := dp.NodeUs(sp.Node)
+		h.EstimatedUs += est
+		h.Nodes = append(h.Nodes, nodeTimes{sp.Node, est, float64(sp.End.Sub(sp.Start).Nanoseconds()) / 1e3})
+	}
+	return h
+}
+
+// topOverlap is how many of the k most costly nodes by estimate are among
+// the k most costly by traced time.
+func (h honesty) topOverlap(k int) int {
+	byEst := append([]nodeTimes(nil), h.Nodes...)
+	byMeas := append([]nodeTimes(nil), h.Nodes...)
+	sort.SliceStable(byEst, func(i, j int) bool { return byEst[i].EstUs > byEst[j].EstUs })
+	sort.SliceStable(byMeas, func(i, j int) bool { return byMeas[i].MeasUs > byMeas[j].MeasUs })
+	top := map[*ir.Node]bool{}
+	for _, n := range byMeas[:min(k, len(byMeas))] {
+		top[n.Node] = true
+	}
+	c := 0
+	for _, n := range byEst[:min(k, len(byEst))] {
+		if top[n.Node] {
+			c++
+		}
+	}
+	return c
+}
+
+// spearman is the rank correlation of estimated and traced node times.
+func (h honesty) spearman() float64 {
+	n := len(h.Nodes)
+	if n < 2 {
+		return 0
+	}
+	rank := func(key func(nodeTimes) float64) []float64 {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return key(h.Nodes[idx[a]]) < key(h.Nodes[idx[b]]) })
+		r := make([]float64, n)
+		for pos, i := range idx {
+			r[i] = float64(pos)
+		}
+		return r
+	}
+	re, rm := rank(func(x nodeTimes) float64 { return x.EstUs }), rank(func(x nodeTimes) float64 { return x.MeasUs })
+	var d2 float64
+	for i := range re {
+		d2 += (re[i] - rm[i]) * (re[i] - rm[i])
+	}
+	fn := float64(n)
+	return 1 - 6*d2/(fn*(fn*fn-1))
+}
+
+func (h honesty) report(name string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s: estimated %.1f ms, measured %.1f ms (ratio %.2f); top-10 overlap %d/10; Spearman %.2f over %d nodes\n",
+		name, h.EstimatedUs/1e3, h.MeasuredUs/1e3, h.EstimatedUs/h.MeasuredUs, h.topOverlap(10), h.spearman(), len(h.Nodes))
+	type fam struct{ est, meas float64 }
+	fams := map[string]*fam{}
+	for _, n := range h.Nodes {
+		f := fams[n.Node.Op]
+		if f == nil {
+			f = &fam{}
+			fams[n.Node.Op] = f
+		}
+		f.est += n.EstUs
+		f.meas += n.MeasUs
+	}
+	var ops []string
+	for op := range fams {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool { return fams[ops[i]].meas > fams[ops[j]].meas })
+	for _, op := range ops {
+		fmt.Fprintf(&sb, "  %-22s est %9.2f ms  traced %9.2f ms\n", op, fams[op].est/1e3, fams[op].meas/1e3)
+	}
+	return sb.String()
+}
+
+// calibratedProfile runs `weft calibrate` (in process) and writes the profile.
+func calibratedProfile(t testing.TB) string {
+	c, err := calibrate(context.Background(), 256, 300*time.Millisecond)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "host.json")
+	data, err := jsonProfile(c.profile("host"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	return file
+}
+
+func zooGraph(t testing.TB, name string) *ir.Graph {
+	g, err := zoo.Build(name, zoo.Options{Batch: 1})
+	require.NoError(t, err)
+	require.NoError(t, passes.InferShapes(g))
+	return g
+}
+
+// TestCostModelHonesty checks that after calibration the cost model's
+// estimate of a small ResNet-shaped and a small BERT-shaped model's CPU
+// plan is within 3× of the measured latency: loose enough for a noisy,
+// shared machine, tight enough to catch a grossly wrong model (a rate off
+// by an order of magnitude, a missing op family). WEFT_HONESTY_MODELS=
+// resnet18,bert-4l also measures full zoo models and logs the numbers
+// (docs/profiles.md records them).
+func TestCostModelHonesty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("calibrates and times models: skipped with -short")
+	}
+	prof := calibratedProfile(t)
+	small := map[string]func() (*ir.Graph, error){
+		"resnet-small": func() (*ir.Graph, error) {
+			return zoo.ResNet(zoo.ResNetConfig{Blocks: []int{1, 1, 1, 1}, Width: 16, Batch: 1, ImageSize: 96, Classes: 100, Seed: 1})
+		},
+		"bert-small": func() (*ir.Graph, error) {
+			c := zoo.BERT4L()
+			c.Layers, c.Hidden, c.Heads, c.FFN, c.Seq, c.Vocab = 2, 256, 4, 1024, 64, 1000
+			return zoo.BERT(c)
+		},
+	}
+	for _, name := range []string{"resnet-small", "bert-small"} {
+		t.Run(name, func(t *testing.T) {
+			g, err := small[name]()
+			require.NoError(t, err)
+			require.NoError(t, passes.InferShapes(g))
+			h := measureHonesty(t, g, prof, 3)
+			t.Log(h.report(name))
+			ratio := h.EstimatedUs / h.MeasuredUs
+			require.True(t, ratio > 1.0/3 && ratio < 3, "%s: estimated %.0f µs vs measured %.0f µs: off by more than 3×", name, h.EstimatedUs, h.MeasuredUs)
+		})
+	}
+	if env := os.Getenv("WEFT_HONESTY_MODELS"); env != "" {
+		for _, name := range strings.Split(env, ",") {
+			h := measureHonesty(t, zooGraph(t, name), prof, 3)
+			t.Log(h.report(name))
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/frontend/gguf"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
+	"github.com/weftrt/weft/tokenizer"
+)
+
+// tinyGGUF writes the tiny random model of the given type.
+func tinyGGUF(t *testing.T, typ string, extra ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny-"+typ+".gguf")
+	code, _, errOut := cli(t, append([]string{"mkllm", "--preset", "tiny", "--type", typ, "-o", path}, extra...)...)
+	require.Equal(t, 0, code, errOut)
+	return path
+}
+
+// TestGenerateText: a text prompt is encoded with the GGUF's tokenizer and
+// the streamed text is the decoding of the same run's token ids.
+func TestGenerateText(t *testing.T) {
+	path := tinyGGUF(t, "q8_0")
+	v, err := tokenizer.LoadGGUFVocab(path)
+	require.NoError(t, err)
+	tok, err := tokenizer.New(v)
+	require.NoError(t, err)
+	prompt := "Once upon a time"
+	ids := tok.Encode(prompt, true, false)
+	code, text, errOut := cli(t, "generate", path, "-p", prompt, "-n", "10", "--stop", "2")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "prompt "+strconv.Itoa(len(ids))+" tokens")
+	require.Contains(t, errOut, "peak RSS")
+	var idText []string
+	for _, id := range ids {
+		idText = append(idText, strconv.Itoa(int(id)))
+	}
+	code, out, errOut := cli(t, "generate", path, "--ids", "-p", strings.Join(idText, ","), "-n", "10", "--stop", "2")
+	require.Equal(t, 0, code, errOut)
+	var gen []int32
+	for _, f := range strings.Fields(out) {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		gen = append(gen, int32(n))
+	}
+	require.NotEmpty(t, gen)
+	full, err := tok.Decode(append(ids, gen...), false)
+	require.NoError(t, err)
+	want := strings.TrimPrefix(full, prompt)
+	require.Equal(t, want+"\n", text)
+}
+
+// TestQuantizeGGUF: matrices are encoded by the codecs, the rest and the
+// metadata copied; ffn-only touches the FFN only; the result generates.
+func TestQuantizeGGUF(t *testing.T) {
+	in := tinyGGUF(t, "f32")
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	code, _, errOut := cli(t, "quantize", in, out, "--type", "q4_0")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "14 of 21 tensors quantized to q4_0")
+	fi, err := gguf.Open(in)
+	require.NoError(t, err)
+	defer fi.Close()
+	fo, err := gguf.Open(out)
+	require.NoError(t, err)
+	defer fo.Close()
+	for _, kv := range fi.Metadata {
+		v, ok := fo.Get(kv.Key)
+		require.True(t, ok, kv.Key)
+		require.Equal(t, kv.Value, v, kv.Key)
+	}
+	ft, err := fo.Int("general.file_type")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, ft)
+	for _, info := range fi.Tensors {
+		a, err := fi.Tensor(info.Name)
+		require.NoError(t, err)
+		b, err := fo.Tensor(info.Name)
+		require.NoError(t, err)
+		require.Equal(t, a.Shape, b.Shape, info.Name)
+		if len(a.Shape) == 2 && info.Name != "token_embd.weight" && info.Name != "output.weight" {
+			require.Equal(t, ir.Q4_0, b.DType, info.Name)
+			want, err := quant.Quantize(a, ir.Q4_0)
+			require.NoError(t, err)
+			require.Equal(t, want.Data, b.Data, info.Name)
+		} else {
+			require.Equal(t, a.DType, b.DType, info.Name)
+			require.Equal(t, a.Data, b.Data, info.Name)
+		}
+	}
+	code, _, errOut = cli(t, "generate", out, "-p", "hi", "-n", "4")
+	require.Equal(t, 0, code, errOut)
+
+	ffn := filepath.Join(t.TempDir(), "ffn.gguf")
+	code, _, errOut = cli(t, "quantize", in, ffn, "--type", "q8_0", "--policy", "ffn-only", "-q")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "6 of 21 tensors quantized to q8_0")
+	ff, err := gguf.Open(ffn)
+	require.NoError(t, err)
+	defer ff.Close()
+	for name, dt := range map[string]ir.DType{"blk.1.ffn_up.weight": ir.Q8_0, "blk.0.ffn_down.weight": ir.Q8_0, "blk.0.attn_q.weight": ir.Float32} {
+		info, ok := ff.TensorInfo(name)
+		require.True(t, ok)
+		require.Equal(t, dt, info.Type, name)
+	}
+	// q4_k needs rows of 256: the tiny model's rows of 64 and 128 are kept.
+	code, _, errOut = cli(t, "quantize", in, filepath.Join(t.TempDir(), "k.gguf"), "--type", "q4_k", "-q")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "0 of 21 tensors quantized to q4_k")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"quantize", in, out, "--type", "q3_x"}, "unsupported"},
+		{[]string{"quantize", in, out, "--policy", "some"}, "--policy"},
+		{[]string{"quantize", filepath.Join(t.TempDir(), "none.gguf"), out}, "none.gguf"},
+	} {
+		code, _, errOut := cli(t, tc.args...)
+		require.Equal(t, 1, code, tc.args)
+		require.Contains(t, errOut, tc.want, tc.args)
+	}
+}
+
+// TestChat: two turns, the second continuing from the cache; the reply to
+// the second turn equals a fresh generation over the whole rendered
+// conversation.
+func TestChat(t *testing.T) {
+	path := tinyGGUF(t, "q8_0")
+	root := func(stdin string, args ...string) (int, string, string) {
+		var o, e bytes.Buffer
+		cmd := newRootCmd(&o, &e)
+		cmd.SetIn(strings.NewReader(stdin))
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			e.WriteString(err.Error())
+			return 1, o.String(), e.String()
+		}
+		return 0, o.String(), e.String()
+	}
+	code, out, errOut := root("hello there\n\nhow are you\n", "chat", path, "--temp", "0", "-n", "6")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "chat template chatml")
+	replies := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, replies, 2, "%q", out)
+	require.Equal(t, 2, strings.Count(errOut, "tokens in the cache"))
+
+	// The same conversation as one prompt (ids), rendered by hand.
+	v, err := tokenizer.LoadGGUFVocab(path)
+	require.NoError(t, err)
+	tok, err := tokenizer.New(v)
+	require.NoError(t, err)
+	turn1 := tok.Encode("<|im_start|>user\nhello there<|im_end|>\n<|im_start|>assistant\n", true, true)
+	code, out1, errOut := cli(t, "generate", path, "--ids", "-p", joinIDs(turn1), "-n", "6", "--stop", "260,2")
+	require.Equal(t, 0, code, errOut)
+	r1 := parseIDList(t, out1)
+	hist := append(append([]int32(nil), turn1...), r1...)
+	// Whether the reply hit -n or sampled <|im_end|> (260, not printed),
+	// the chat closes the turn with <|im_end|>.
+	hist = append(hist, tok.Encode("<|im_end|>\n<|im_start|>user\nhow are you<|im_end|>\n<|im_start|>assistant\n", false, true)...)
+	code, out2, errOut := cli(t, "generate", path, "--ids", "-p", joinIDs(hist), "-n", "6", "--stop", "260,2")
+	require.Equal(t, 0, code, errOut)
+	r2 := parseIDList(t, out2)
+	text, err := tok.Decode(r2, false)
+	require.NoError(t, err)
+	require.Equal(t, text, replies[1])
+}
+
+func joinIDs(ids []int32) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, strconv.Itoa(int(id)))
+	}
+	return strings.Join(s, ",")
+}
+
+func parseIDList(t *testing.T, s string) []int32 {
+	var out []int32
+	for _, f := range strings.Fields(s) {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		out = append(out, int32(n))
+	}
+	return out
+}
+
+// TestBenchLLM: bench on a GGUF reports the LLM metrics.
+func TestBenchLLM(t *testing.T) {
+	path := tinyGGUF(t, "q4_0")
+	code, out, errOut := cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--json")
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	for _, k := range []string{"prefill_tok_s", "decode_tok_s", "ttft_ms"} {
+		require.Greater(t, r[k].(float64), 0.0, k)
+	}
+	require.EqualValues(t, 4, r["decode_tokens"])
+	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "decode  4 tokens")
+	code, _, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--ctx", "5")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "--ctx 5")
+}
+
+// TestGenerateSlide: --overflow slide keeps generating past the context.
+func TestGenerateSlide(t *testing.T) {
+	path := tinyGGUF(t, "f32")
+	code, out, errOut := cli(t, "generate", path, "--ids", "-p", "1,7,8", "-n", "30", "--ctx", "16", "--overflow", "slide", "--stop", "")
+	require.Equal(t, 0, code, errOut)
+	require.Len(t, strings.Fields(out), 30)
+	require.Contains(t, errOut, "context slides")
+	code, out, errOut = cli(t, "generate", path, "--ids", "-p", "1,7,8", "-n", "30", "--ctx", "16", "--stop", "")
+	require.Equal(t, 0, code, errOut)
+	require.Len(t, strings.Fields(out), 14)
+	require.Contains(t, errOut, "stop: context full")
+}

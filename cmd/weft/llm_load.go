@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/frontend/gguf"
+	"github.com/weftrt/weft/frontend/llama"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/runtime/llm"
+	"github.com/weftrt/weft/tokenizer"
+)
+
+// llmModel is a loaded, compiled language model.
+type llmModel struct {
+	path     string
+	cfg      llama.Config
+	capacity int
+	model    *llm.Model
+	tok      *tokenizer.Tokenizer // nil: token ids only (.bin, or a GGUF without a vocabulary)
+	tokErr   error                // why tok is nil for a GGUF
+	file     *gguf.File           // the mapping the weights live in (GGUF)
+	weights  int64                // bytes of weights read per token (matrices, as stored)
+	load     time.Duration
+}
+
+// Close releases the GGUF mapping.
+func (m *llmModel) Close() {
+	if m.file != nil {
+		m.file.Close()
+	}
+}
+
+// loadLLM reads a llama2.c checkpoint (.bin) or a GGUF model, builds the
+// decode graph and prefill graphs of the given lengths at capacity ctxLen
+// (0: the model's context length) and compiles them.
+func loadLLM(path string, ctxLen int, prefill []int, o weft.Options) (*llmModel, error) {
+	t0 := time.Now()
+	m := &llmModel{path: path}
+	var w *llama.Weights
+	var err error
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".bin":
+		m.cfg, w, err = llama.LoadLlama2C(path)
+	case ".gguf":
+		m.file, err = gguf.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		m.cfg, w, err = llama.FromGGUF(m.file)
+		if err == nil {
+			var v *tokenizer.Vocab
+			if v, m.tokErr = tokenizer.LoadGGUFVocab(path); m.tokErr == nil {
+				m.tok, m.tokErr = tokenizer.New(v)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%s: %w model type %q (want a llama2.c checkpoint .bin or a GGUF model .gguf)", path, ir.ErrUnsupported, ext)
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.weights = weightBytes(w)
+	m.capacity = m.cfg.MaxSeq
+	if ctxLen > 0 {
+		if ctxLen > m.cfg.MaxSeq {
+			m.Close()
+			return nil, fmt.Errorf("%s: --ctx %d exceeds the model's context of %d", path, ctxLen, m.cfg.MaxSeq)
+		}
+		m.capacity = ctxLen
+	}
+	seqs := []int{1}
+	for _, s := range prefill {
+		s = min(s, m.capacity)
+		if s > 1 && !contains(seqs, s) {
+			seqs = append(seqs, s)
+		}
+	}
+	var runners []llm.Runner
+	for _, s := range seqs {
+		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: s, Capacity: m.capacity})
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r, err := weft.New(g, o)
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("%s: compile the %d-token graph: %w", path, s, err)
+		}
+		runners = append(runners, r)
+	}
+	if m.model, err = llm.New(runners...); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.load = time.Since(t0)
+	return m, nil
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// prefillBucket is the smallest power of two ≥ n (at least 2), capped at
+// capacity: the prefill graph size for an n-token prompt.
+func prefillBucket(n, capacity int) int {
+	b := 2
+	for b < n && b < capacity {
+		b *= 2
+	}
+	return min(b, capacity)
+}
+
+// weightBytes is the bytes of the weight matrices and embeddings row one
+// token reads: every layer matrix, the classifier, one embedding row and
+// the norms, as stored (quantized or f32).
+func weightBytes(w *llama.Weights) int64 {
+	var n int64
+	add := func(ts ...*ir.Tensor) {
+		for _, t := range ts {
+			if t != nil {
+				n += int64(len(t.Data))
+			}
+		}
+	}
+	for _, l := range w.Layers {
+		add(l.AttnNorm, l.Wq, l.Wk, l.Wv, l.Wo, l.FFNNorm, l.W1, l.W2, l.W3, l.Bq, l.Bk, l.Bv)
+	}
+	add(w.FinalNorm, w.Output)
+	if w.Embed != nil && len(w.Embed.Shape) == 2 && w.Embed.Shape[0] > 0 {
+		n += int64(len(w.Embed.Data)) / w.Embed.Shape[0]
+	}
+	return n
+}
+
+// summary is the one-line description printed after loading.
+func (m *llmModel) summary() string {
+	c := m.cfg
+	return fmt.Sprintf("%s: dim %d, %d layers, %d heads (%d kv), vocab %d, context %d, %.1f MB of weights per token; loaded and compiled in %v",
+		m.path, c.Dim, c.Layers, c.Heads, c.KVHeads, c.Vocab, m.capacity, float64(m.weights)/1e6, m.load.Round(time.Millisecond))
+}
+
+// textStream writes the text of generated tokens as it becomes complete:
+// it decodes the context plus everything generated so far and writes what
+// is new, holding back an incomplete UTF-8 sequence (a character split
+// over byte tokens) until it is whole.
+type textStream struct {
+	tok     *tokenizer.Tokenizer
+	out     io.Writer
+	context []int32 // tokens before the generated ones (decoding depends on them)
+	ids     []int32
+	base    string // the decoded context
+	written int    // bytes of the generated text written
+	pending string // the generated text so far
+}
+
+// flush writes what add held back (an incomplete character at the end).
+func (s *textStream) flush() error {
+	if len(s.pending) > s.written {
+		_, err := io.WriteString(s.out, s.pending[s.written:])
+		s.written = len(s.pending)
+		return err
+	}
+	return nil
+}
+
+func newTextStream(tok *tokenizer.Tokenizer, out io.Writer, context []int32) *textStream {
+	s := &textStream{tok: tok, out: out, context: append([]int32(nil), context...)}
+	s.base, _ = tok.Decode(s.context, false)
+	return s
+}
+
+// add writes the text token id completes.
+func (s *textStream) add(id int32) error {
+	s.ids = append(s.ids, id)
+	full, err := s.tok.Decode(append(s.context, s.ids...), false)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimPrefix(full, s.base)
+	if len(text) == len(full) && s.base != "" {
+		// The context's text is not a prefix (a merged space): decode the
+		// generated tokens alone.
+		if text, err = s.tok.Decode(s.ids, false); err != nil {
+			return err
+		}
+	}
+	end := len(text)
+	// Hold back a trailing incomplete character (its lead byte and the
+	// continuation bytes so far).
+	i := len(text) - 1
+	for i >= 0 && len(text)-i < utf8.UTFMax && text[i]&0xC0 == 0x80 {
+		i--
+	}
+	if i >= 0 && text[i] >= 0xC0 && !utf8.FullRuneInString(text[i:]) {
+		end = i
+	}
+	s.pending = text
+	if end <= s.written {
+		return nil
+	}
+	_, err = io.WriteString(s.out, text[s.written:end])
+	s.written = end
+	return err
+}
