@@ -7,7 +7,7 @@ SUITES    := $(addprefix $(ONNX_DATA)/,node pytorch-converted pytorch-operator s
 BASELINE  := conformance/baseline.json
 FUZZTIME  ?= 20s
 # Fuzz targets run by `make test`, as package:FuzzName.
-FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./frontend/gguf/:FuzzParse
+FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./frontend/gguf/:FuzzParse ./tokenizer/:FuzzEncode ./tokenizer/:FuzzReadGGUFVocab
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test testdeps fmt-check vet crossbuild unit conformance fuzz conformance-doc bench build
@@ -74,7 +74,7 @@ conformance-doc: build testdeps
 	if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; echo "wrote docs/conformance.md"
 
 ## bench: weft vs its peers (ONNX Runtime, numpy/OpenBLAS) on the same work, in one script: prints
-## the ratios, saves bench/results/DATE-HOST.json, regenerates docs/performance.md (~10 min on 2 cores)
+## the ratios, saves bench/results/DATE-HOST.json, regenerates docs/performance.md (~6 min on 2 cores)
 BENCH_THREADS ?= 1 2
 BENCH_RUNS    ?= 10
 BENCH_WARMUP  ?= 2

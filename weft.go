@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/weftrt/weft/backends"
-	_ "github.com/weftrt/weft/backends/cpu" // the default backend
+	"github.com/weftrt/weft/backends/cpu" // the default backend
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/frontend/onnx"
 	"github.com/weftrt/weft/ir"
@@ -44,6 +44,10 @@ type Options struct {
 	// Prepare, when set, is called by Open on the imported graph before any
 	// pass runs (to bind symbolic dims, override declared input shapes, ...).
 	Prepare func(g *ir.Graph) error
+	// Threads is the number of worker threads of the CPU backend's fast
+	// kernels (0: GOMAXPROCS). Sessions with the same count share one
+	// persistent pool.
+	Threads int
 	// VerifyWeights makes Open of a .wplan file check the weights section's
 	// checksum, which reads every weight page (see plan.File.VerifyWeights).
 	VerifyWeights bool
@@ -125,6 +129,11 @@ func SchedulerOptions(devs []backends.Device, opts Options) (scheduler.Options, 
 // registry order; a target that names no device is an error.
 func Devices(opts Options) ([]backends.Device, error) {
 	all, err := backends.AllDevices()
+	for i, d := range all {
+		if opts.Threads > 0 && d.Name() == cpu.DeviceName {
+			all[i] = cpu.NewDevice(opts.Threads)
+		}
+	}
 	if err != nil || len(opts.Target) == 0 {
 		return all, err
 	}

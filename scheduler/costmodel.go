@@ -49,27 +49,69 @@ func (d *DeviceProfile) ComputeUs(c Cost, class string) float64 {
 // NodeUs estimates the time in µs of node n on the device: with the
 // family's measured rate (OpGFLOPS) for an f32 node of a calibrated family,
 // else with the dtype class's peak.
+//
+// A fused transcendental activation (FusedMatMul or FusedConv with Gelu,
+// Tanh, Sigmoid, SiLU) is timed apart at the "act" rate when the profile
+// has one: one output element costs as much as a standalone Gelu's, which
+// on a CPU can exceed the multiply-adds that produced it.
 func (d *DeviceProfile) NodeUs(n *ir.Node) float64 {
 	c, class := modelCost(n), dtypeClass(n)
-	if r := d.OpGFLOPS[opFamily[n.Op]]; r > 0 && class == "f32" {
-		compute := float64(c.FLOPs) / (r * 1e9)
-		memory := float64(c.Bytes) / (d.MemBandwidthGBs * 1e9)
-		return max(compute, memory)*1e6 + d.LaunchOverheadUs
+	if class != "f32" {
+		return d.ComputeUs(c, class)
 	}
-	return d.ComputeUs(c, class)
+	var actUs float64
+	if ar := d.OpGFLOPS["act"]; ar > 0 && (n.Op == "FusedMatMul" || n.Op == "FusedConv") && transcendental[n.AttrString("activation", "")] {
+		if out, ok := valueElems(n.Outputs[0]); ok {
+			c.FLOPs -= out // NodeCost's one operation per element for the activation
+			actUs = float64(out) / (ar * 1e9) * 1e6
+		}
+	}
+	r := d.OpGFLOPS[opFamily[n.Op]]
+	if r <= 0 {
+		if actUs == 0 {
+			return d.ComputeUs(c, class)
+		}
+		r = d.PeakGFLOPS["f32"]
+	}
+	compute := float64(c.FLOPs) / (r * 1e9)
+	memory := float64(c.Bytes) / (d.MemBandwidthGBs * 1e9)
+	return max(compute, memory)*1e6 + actUs + d.LaunchOverheadUs
+}
+
+// valueElems is the element count of v when its shape is static.
+func valueElems(v *ir.Value) (int64, bool) {
+	if v == nil || !v.Shape.Static() {
+		return 0, false
+	}
+	return ir.NumElements(v.Shape.Ints()), true
+}
+
+// transcendental lists the activations (standalone ops and fused
+// activation names) whose per-element cost is a transcendental function.
+var transcendental = map[string]bool{
+	"Gelu": true, "GeluTanh": true, "Erf": true, "Tanh": true, "Sigmoid": true, "SiLU": true,
+	"Exp": true, "Log": true, "Softplus": true, "Mish": true, "Elu": true, "Selu": true, "Celu": true,
 }
 
 // opFamily maps ops to their OpGFLOPS family; opFamilies are the families.
 var (
 	opFamily = map[string]string{
-		"MatMul": "matmul", "Gemm": "matmul", "FusedMatMul": "matmul", "QMatMul": "matmul", "Attention": "matmul",
-		"Conv": "conv", "FusedConv": "conv", "ConvTranspose": "conv",
+		"MatMul": "matmul", "Gemm": "matmul", "FusedMatMul": "matmul", "QMatMul": "matmul",
+		"Conv": "conv", "FusedConv": "conv", "ConvTranspose": "conv", "Attention": "attention",
 		"MaxPool": "pool", "AveragePool": "pool", "LpPool": "pool",
 		"LayerNormalization": "norm", "RMSNormalization": "norm", "BatchNormalization": "norm",
 		"InstanceNormalization": "norm", "GroupNormalization": "norm", "Softmax": "norm", "LogSoftmax": "norm", "Fused": "norm",
 	}
-	opFamilies = map[string]bool{"matmul": true, "conv": true, "pool": true, "norm": true}
+	opFamilies = map[string]bool{"matmul": true, "conv": true, "pool": true, "norm": true, "attention": true, "act": true}
 )
+
+func init() {
+	for op := range transcendental {
+		if _, ok := opFamily[op]; !ok && op != "GeluTanh" {
+			opFamily[op] = "act"
+		}
+	}
+}
 
 // modelCost is NodeCost as the cost model reads it: a gather from a
 // constant table (an embedding lookup) reads the rows it outputs, not the

@@ -42,10 +42,13 @@ type DeviceProfile struct {
 	PeakGFLOPS map[string]float64 `json:"peak_gflops"`
 	// OpGFLOPS, when set, overrides the peak for f32 ops of a family with
 	// the rate the device's kernels really reach on it (what `weft
-	// calibrate` measures): "matmul" (MatMul, Gemm, FusedMatMul, QMatMul,
-	// Attention), "conv" (Conv, FusedConv, ConvTranspose), "pool" (the
-	// window reductions MaxPool, AveragePool, LpPool) and "norm"
-	// (normalizations, Softmax, Fused elementwise chains).
+	// calibrate` measures): "matmul" (MatMul, Gemm, FusedMatMul, QMatMul),
+	// "conv" (Conv, FusedConv, ConvTranspose), "attention" (Attention),
+	// "pool" (the window reductions MaxPool, AveragePool, LpPool), "norm"
+	// (normalizations, Softmax, Fused elementwise chains) and "act"
+	// (transcendental activations — Gelu, Erf, Tanh, Sigmoid, SiLU, Exp,
+	// ... — standalone or fused into FusedMatMul/FusedConv; one FLOP per
+	// element).
 	OpGFLOPS map[string]float64 `json:"op_gflops,omitempty"`
 	// MemBandwidthGBs is the memory bandwidth the device sees.
 	MemBandwidthGBs float64 `json:"mem_bandwidth_gbs"`
@@ -120,7 +123,7 @@ func (p *Profile) Validate() error {
 		}
 		for k, v := range d.OpGFLOPS {
 			if !opFamilies[k] {
-				return fmt.Errorf("%s: op_gflops has %q, want matmul, conv, pool or norm", where, k)
+				return fmt.Errorf("%s: op_gflops has %q, want matmul, conv, attention, pool, norm or act", where, k)
 			}
 			if v <= 0 {
 				return fmt.Errorf("%s: op_gflops.%s must be positive", where, k)

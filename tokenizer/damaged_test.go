@@ -115,7 +115,7 @@ func subparts(g int) [][]byte {
 		}
 	case 2, 3:
 		for c := 0xE0; c <= 0xF4; c++ {
-				if g == 3 && c < 0xF0 {
+			if g == 3 && c < 0xF0 {
 				continue
 			}
 			lo, hi := 0x80, 0xBF

@@ -96,12 +96,12 @@ func ReadGGUFVocab(r io.Reader, size int64) (*Vocab, error) {
 		}
 		typ, err := g.u32()
 		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", key, err)
+			return nil, fmt.Errorf("metadata %q: %w", clip(key), err)
 		}
 		keep := strings.HasPrefix(key, "tokenizer.")
 		val, err := g.value(typ, keep)
 		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", key, err)
+			return nil, fmt.Errorf("metadata %q: %w", clip(key), err)
 		}
 		if keep {
 			meta[key] = val
@@ -110,7 +110,15 @@ func ReadGGUFVocab(r io.Reader, size int64) (*Vocab, error) {
 	return vocabFromMeta(meta)
 }
 
-var errUnsupportedVersion = errors.New("unsupported (weft reads GGUF v2 and v3)")
+// clip shortens a (possibly garbage) key for an error message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+var errUnsupportedVersion = fmt.Errorf("%w (weft reads GGUF v2 and v3)", ErrUnsupported)
 
 type ggufReader struct {
 	r    *bufio.Reader
@@ -205,7 +213,7 @@ func (g *ggufReader) array(keep bool) (any, error) {
 		return nil, err
 	}
 	if et == ggufArray {
-		return nil, fmt.Errorf("nested arrays: %w", errUnsupportedVersion)
+		return nil, fmt.Errorf("nested arrays: %w", ErrUnsupported)
 	}
 	if et >= uint32(len(ggufScalarSize)) {
 		return nil, fmt.Errorf("%w: unknown array element type %d", ErrCorrupt, et)

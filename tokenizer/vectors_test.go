@@ -93,3 +93,23 @@ func equalIDs(a, b []int32) bool {
 	}
 	return true
 }
+
+// BenchmarkEncode encodes the test-vector inputs with each vocabulary.
+func BenchmarkEncode(b *testing.B) {
+	for _, file := range vocabFiles(b) {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "ggml-vocab-"), ".gguf")
+		v, _, err := loadTestVocab(file)
+		require.NoError(b, err)
+		tok, err := New(v)
+		require.NoError(b, err)
+		inp, err := os.ReadFile(file + ".inp")
+		require.NoError(b, err)
+		text := strings.Repeat(strings.ReplaceAll(string(inp), "\n__ggml_vocab_test__\n", " "), 4)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				tok.Encode(text, false, false)
+			}
+		})
+	}
+}

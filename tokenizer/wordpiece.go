@@ -1,5 +1,7 @@
 package tokenizer
 
+//go:generate python3 gen/nfd.py nfd_table.go
+
 import (
 	"sort"
 	"strings"

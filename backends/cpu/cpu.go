@@ -35,7 +35,9 @@ func (backend) Name() string { return "cpu" }
 
 func (backend) Devices() ([]backends.Device, error) { return []backends.Device{device{}}, nil }
 
-type device struct{}
+type device struct {
+	threads int // workers of the fast kernels' pool (0: all cores; see poolFor)
+}
 
 func (device) Name() string        { return DeviceName }
 func (device) Kind() backends.Kind { return backends.CPU }

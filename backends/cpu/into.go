@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -33,6 +34,8 @@ type nodeSpec struct {
 	// scratch is the number of scratch bytes the kernel needs; a builder
 	// that accepts the node sets it.
 	scratch int
+	// pool runs the fast kernels (fast*.go); never nil.
+	pool *kernels.Pool
 }
 
 // input returns input i, or an absent arg.
@@ -82,11 +85,11 @@ func build(op string, s *nodeSpec) intoKernel {
 
 // buildInto returns the into kernel of a step and the scratch bytes it
 // needs, or nil when the op has none or some operand's shape is not static.
-func buildInto(n *ir.Node, slots []slotInfo, in, out []int) (intoKernel, int) {
+func buildInto(pool *kernels.Pool, n *ir.Node, slots []slotInfo, in, out []int) (intoKernel, int) {
 	if len(intoBuilders[n.Op]) == 0 {
 		return nil, 0
 	}
-	spec := &nodeSpec{n: n}
+	spec := &nodeSpec{n: n, pool: pool}
 	for _, si := range in {
 		if si < 0 {
 			spec.in = append(spec.in, arg{})
@@ -116,7 +119,7 @@ func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 	if len(intoBuilders[n.Op]) == 0 {
 		return nil, fmt.Errorf("no into kernel for %s", n.Op)
 	}
-	spec := &nodeSpec{n: n}
+	spec := &nodeSpec{n: n, pool: poolFor(0)}
 	for i, t := range in {
 		if t == nil {
 			spec.in = append(spec.in, arg{})

@@ -144,7 +144,7 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			st.out = append(st.out, newSlot(si))
 			st.store = append(st.store, store[o])
 		}
-		st.into, st.scratch = buildInto(n, e.slots, st.in, st.out)
+		st.into, st.scratch = buildInto(poolFor(d.threads), n, e.slots, st.in, st.out)
 		e.scratch = max(e.scratch, st.scratch)
 		e.nargs += len(st.in) + len(st.out)
 		e.steps = append(e.steps, st)

@@ -98,7 +98,9 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 	}
 	for _, s := range e.steps {
 		for _, v := range s.d.args {
-			if _, isConst := e.constAt[v]; !isConst {
+			if v.IsConst() { // a partition input, or a constant of a Fused body
+				place(e.constAt, &constBytes, v)
+			} else {
 				place(e.arenaAt, &e.arena, v)
 			}
 		}

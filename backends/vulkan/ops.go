@@ -53,6 +53,13 @@ const (
 	actExp
 	actLeakyRelu
 	actClip
+	actNeg
+	actAbs
+	actSqrt
+	actReciprocal
+	actLog
+	actErf
+	actHardSigmoid
 )
 
 // dispatch is one shader invocation: the values bound to its storage
@@ -122,11 +129,14 @@ func planNode(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 	if err := checkTypes(n, q, lim); err != nil {
 		return nil, err
 	}
+	if n.Op == "Fused" {
+		return planFused(n, q, lim)
+	}
 	if len(n.Subgraphs()) > 0 {
 		return nil, unsupported(n, "subgraphs")
 	}
 	switch n.Op {
-	case "Add", "Sub", "Mul", "Div":
+	case "Add", "Sub", "Mul", "Div", "Max", "Min":
 		return planBinary(n, lim)
 	case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", ir.OpTransfer:
 		return planCopy(n, lim)
@@ -144,7 +154,7 @@ func planNode(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 		return planConv(n, lim)
 	case "Attention":
 		return planAttention(n, lim)
-	case "Relu", "Sigmoid", "Tanh", "Gelu", "SiLU", "Exp":
+	case "Relu", "Sigmoid", "Tanh", "Gelu", "SiLU", "Exp", "Neg", "Abs", "Sqrt", "Reciprocal", "Log", "Erf", "LeakyRelu", "HardSigmoid":
 		return planUnary(n, lim)
 	case "Softmax":
 		return planSoftmax(n, lim)
@@ -259,7 +269,7 @@ func planBinary(n *ir.Node, lim limits) ([]dispatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := map[string]uint32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}[n.Op]
+	op := map[string]uint32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}[n.Op]
 	push := []uint32{uint32(total), op}
 	push = append(push, alignRight(out, elemRank, 1)...)
 	push = append(push, alignRight(sa, elemRank, 0)...)
@@ -287,6 +297,20 @@ func activationOf(n *ir.Node, name string) (code uint32, alpha, beta float32, er
 		return actSiLU, 0, 0, nil
 	case "Exp":
 		return actExp, 0, 0, nil
+	case "Neg":
+		return actNeg, 0, 0, nil
+	case "Abs":
+		return actAbs, 0, 0, nil
+	case "Sqrt":
+		return actSqrt, 0, 0, nil
+	case "Reciprocal":
+		return actReciprocal, 0, 0, nil
+	case "Log":
+		return actLog, 0, 0, nil
+	case "Erf":
+		return actErf, 0, 0, nil
+	case "HardSigmoid":
+		return actHardSigmoid, 0, 0, nil
 	case "LeakyRelu":
 		return actLeakyRelu, n.AttrFloat("activation_alpha", 0.01), 0, nil
 	case "Clip":
@@ -319,6 +343,12 @@ func planUnary(n *ir.Node, lim limits) ([]dispatch, error) {
 	code, alpha, beta, err := activationOf(n, name)
 	if err != nil {
 		return nil, err
+	}
+	switch n.Op { // the ops' own attributes (activationOf reads FusedMatMul's)
+	case "LeakyRelu":
+		alpha = n.AttrFloat("alpha", 0.01)
+	case "HardSigmoid":
+		alpha, beta = n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
 	}
 	total := uint64(n.Outputs[0].Shape.NumElements())
 	g, err := groups1D(n, (total+elemGroup-1)/elemGroup, lim)

@@ -289,3 +289,56 @@ func checkIndices(n *ir.Node, t *ir.Tensor, bound int64) error {
 	}
 	return nil
 }
+
+// planFused plans the body of a Fused node (a chain of elementwise ops) one
+// body node at a time: body inputs are the node's inputs, body outputs its
+// outputs, body intermediates live in the partition's arena and body
+// constants are uploaded with the partition's.
+func planFused(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
+	body := n.AttrGraph("body")
+	if body == nil {
+		return nil, fmt.Errorf("vulkan: %v: no body graph", n)
+	}
+	if len(body.Inputs) != len(n.Inputs) || len(body.Outputs) != len(n.Outputs) {
+		return nil, fmt.Errorf("vulkan: %v: body has %d inputs and %d outputs, the node %d and %d",
+			n, len(body.Inputs), len(body.Outputs), len(n.Inputs), len(n.Outputs))
+	}
+	if len(body.OuterRefs()) > 0 {
+		return nil, unsupported(n, "a body that reads outer values")
+	}
+	sub := map[*ir.Value]*ir.Value{}
+	for i, v := range body.Inputs {
+		if n.Inputs[i] == nil {
+			return nil, unsupported(n, "input %d is absent", i)
+		}
+		sub[v] = n.Inputs[i]
+	}
+	for i, v := range body.Outputs {
+		if v.Producer == nil || v.Graph != body || sub[v] != nil {
+			return nil, unsupported(n, "body output %d is not computed by a body node, or repeats", i)
+		}
+		if v.Shape.NumElements() != n.Outputs[i].Shape.NumElements() || v.DType != n.Outputs[i].DType {
+			return nil, fmt.Errorf("vulkan: %v: body output %d is %v[%v], the node's %v[%v]", n, i, v.DType, v.Shape, n.Outputs[i].DType, n.Outputs[i].Shape)
+		}
+		sub[v] = n.Outputs[i]
+	}
+	var ds []dispatch
+	for _, bn := range body.Nodes {
+		bds, err := planNode(bn, q, lim)
+		if err != nil {
+			return nil, fmt.Errorf("vulkan: Fused body node %v: %w", bn, err)
+		}
+		for _, d := range bds {
+			args := make([]*ir.Value, len(d.args))
+			for i, v := range d.args {
+				args[i] = v
+				if s, ok := sub[v]; ok {
+					args[i] = s
+				}
+			}
+			d.args = args
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}

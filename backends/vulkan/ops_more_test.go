@@ -144,3 +144,21 @@ func TestAttention(t *testing.T) {
 		{op: "Attention", attrs: []ir.AttrOption{ir.Int("is_causal", 1)}, ins: []operand{in(2, 2, 4, 4), in(2, 2, 4, 4), in(2, 2, 4, 4), mask(2, 2, 4, 4)}, tol: tol},
 	})
 }
+
+func TestMoreElementwise(t *testing.T) {
+	pos := func(shape ...int64) operand { return operand{shape: dims(shape), lo: 0.1, hi: 5} }
+	var cases []opCase
+	for _, op := range []string{"Neg", "Abs", "Erf", "LeakyRelu", "HardSigmoid"} {
+		cases = append(cases, opCase{op: op, ins: []operand{wide(3, 67)}})
+	}
+	for _, op := range []string{"Sqrt", "Reciprocal", "Log"} {
+		cases = append(cases, opCase{op: op, ins: []operand{pos(5, 9)}})
+	}
+	cases = append(cases,
+		opCase{op: "LeakyRelu", attrs: []ir.AttrOption{ir.Float("alpha", 0.3)}, ins: []operand{in(4, 4)}},
+		opCase{op: "HardSigmoid", attrs: []ir.AttrOption{ir.Float("alpha", 0.5), ir.Float("beta", 0.6)}, ins: []operand{in(4, 4)}},
+		opCase{op: "Max", ins: []operand{in(3, 5), in(5)}},
+		opCase{op: "Min", ins: []operand{in(2, 1, 4), konst(3, 1)}},
+	)
+	runCases(t, cases)
+}

@@ -10,6 +10,9 @@ import (
 // Table prints the ratios of r as plain text (what `make bench` shows).
 func Table(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\nweft vs peers — %s on %s (%s, %d cores)\n", r.Date, r.Host, r.Machine.CPU, r.Machine.Cores)
+	if l := busy(r); l != "" {
+		fmt.Fprintf(w, "warning: the machine was busy (%s); all figures are depressed\n", l)
+	}
 	fmt.Fprintf(w, "\n%-10s %3s %20s %20s %9s %9s\n", "model", "thr", "weft ms", "ORT ms", "weft/ORT", "(min)")
 	for _, m := range r.Models {
 		fmt.Fprintf(w, "%-10s %3d %20s %20s %9s %9s\n", m.Name, m.Threads, latency(m.Weft, m.WeftErr), latency(m.ORT, m.ORTErr),
@@ -40,9 +43,14 @@ func Markdown(w io.Writer, r *Results, source string) {
 	p("# Performance\n\n")
 	p("weft against its peers on the same work, measured by one command (`make bench`) on one\n")
 	p("machine in one run. This page is generated from the newest results file, `%s`;\n", source)
-	p("every figure below comes from that file. Regenerate it with `make bench` (about 10–15\n")
+	p("every figure below comes from that file. Regenerate it with `make bench` (about 6\n")
 	p("minutes on 2 cores) — or only the page, from saved results, with\n")
 	p("`go run ./bench/cmd/benchreport markdown`.\n\n")
+	if l := busy(r); l != "" {
+		p("**The machine was busy during this run** (%s): other jobs shared its cores, so every\n", l)
+		p("figure here is lower than this machine gives when idle, the peers' as well as weft's, and\n")
+		p("multi-threaded figures suffer most. Ratios within the run remain the fairer comparison.\n\n")
+	}
 
 	p("## Machine\n\n")
 	p("| | |\n|---|---|\n")
@@ -171,6 +179,22 @@ func Markdown(w io.Writer, r *Results, source string) {
 	p("  not depend on them): weft's are seeded by input name as in `weft run`.\n")
 	p("- The raw numbers, versions and settings are in the results JSON; `bench/README.md`\n")
 	p("  explains each benchmark and how to run one alone.\n")
+}
+
+// busy describes the load when the 1-minute load average before or after
+// the run exceeded the core count, else "".
+func busy(r *Results) string {
+	worst := 0.0
+	for _, l := range []string{r.Machine.LoadStart, r.Machine.LoadEnd} {
+		var x float64
+		if _, err := fmt.Sscan(l, &x); err == nil && x > worst {
+			worst = x
+		}
+	}
+	if r.Machine.Cores <= 0 || worst <= float64(r.Machine.Cores) {
+		return ""
+	}
+	return fmt.Sprintf("1-minute load average up to %.1f on %d cores", worst, r.Machine.Cores)
 }
 
 func latency(b *Bench, errMsg string) string {

@@ -91,6 +91,8 @@ func TestWriteReadMarkdown(t *testing.T) {
 	require.Equal(t, r.Models, back.Models)
 	require.Equal(t, r.QGemv, back.QGemv)
 
+	// The load at the end is this machine's now: fix it.
+	back.Machine.Cores, back.Machine.LoadEnd = 2, "0.50 0.40 0.30"
 	var buf bytes.Buffer
 	Markdown(&buf, back, "bench/results/x.json")
 	md := buf.String()
@@ -107,9 +109,16 @@ func TestWriteReadMarkdown(t *testing.T) {
 		"| q4_0 | 4096x4096 | 1 | cold | 24.0 | 80% |",
 		"- a note from run.sh",
 		"| weft_commit | abc123 |",
+		"| load average (1/5/15 min) before / after | 1.00 2.00 3.00 / 0.50 0.40 0.30 |",
 	} {
 		require.Contains(t, md, want)
 	}
+
+	require.NotContains(t, md, "busy")
+	back.Machine.LoadEnd = "3.50 1.00 1.00"
+	buf.Reset()
+	Markdown(&buf, back, "x.json")
+	require.Contains(t, buf.String(), "**The machine was busy during this run** (1-minute load average up to 3.5 on 2 cores)")
 
 	var tbl bytes.Buffer
 	Table(&tbl, back)

@@ -54,7 +54,7 @@ type benchResult struct {
 }
 
 // threadsMechanism is the honest account of what --threads does today.
-const threadsMechanism = "GOMAXPROCS: weft has no thread option yet; the CPU backend's worker pool and goroutines follow GOMAXPROCS"
+const threadsMechanism = "weft.Options.Threads (the CPU kernels' worker pool) and GOMAXPROCS"
 
 func newBenchCmd() *cobra.Command {
 	var (
@@ -104,14 +104,16 @@ func newBenchCmd() *cobra.Command {
 		if threads > 0 {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
 		}
+		o := targeted(opts())
+		o.Threads = threads // the CPU kernels' pool (GOMAXPROCS is set too)
 		if isLLMPath(args[0]) {
-			res, err := benchLLM(args[0], targeted(opts()), llmFlags)
+			res, err := benchLLM(args[0], o, llmFlags)
 			if err != nil {
 				return err
 			}
 			return printLLMBench(cmd.OutOrStdout(), res, asJSON)
 		}
-		res, err := benchModel(args[0], targeted(opts()), dimVals, runs, warmup)
+		res, err := benchModel(args[0], o, dimVals, runs, warmup)
 		if err != nil {
 			return err
 		}

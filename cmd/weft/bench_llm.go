@@ -11,12 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/runtime/llm"
 )
 
 // llmBenchFlags are bench's flags for language models (GGUF, llama2.c).
 type llmBenchFlags struct {
 	prefill, decode, ctx int
+	kvType               func() (ir.DType, error)
 }
 
 // addLLMBenchFlags registers --prefill, --decode and --ctx on bench.
@@ -26,6 +28,7 @@ func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
 	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill")
 	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
 	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
+	lf.kvType = kvTypeFlag(cmd)
 	return lf
 }
 
@@ -43,6 +46,7 @@ type llmBenchResult struct {
 	PrefillTokens int     `json:"prefill_tokens"`
 	DecodeTokens  int     `json:"decode_tokens"`
 	Capacity      int     `json:"ctx"`
+	KVType        string  `json:"kv_type"`
 	LoadMs        float64 `json:"load_ms"`
 	TTFTMs        float64 `json:"ttft_ms"`
 	PrefillTokS   float64 `json:"prefill_tok_s"`
@@ -67,7 +71,11 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if capacity < lf.prefill+lf.decode+1 {
 		return nil, fmt.Errorf("bench: --ctx %d holds fewer than prefill + decode + 1 = %d tokens", capacity, lf.prefill+lf.decode+1)
 	}
-	lm, err := loadLLM(path, capacity, []int{lf.prefill}, o)
+	kvT, err := lf.kvType()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	lm, err := loadLLM(path, capacity, []int{lf.prefill}, kvT, o)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -88,7 +96,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	r := &llmBenchResult{Model: path, Version: weftVersion(), OptLevel: o.OptLevel, PrefillTokens: lf.prefill,
-		DecodeTokens: met.DecodeSteps, Capacity: capacity, LoadMs: ms(lm.load), TTFTMs: ms(met.TimeToFirst),
+		DecodeTokens: met.DecodeSteps, Capacity: capacity, KVType: kvT.String(), LoadMs: ms(lm.load), TTFTMs: ms(met.TimeToFirst),
 		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights}
 	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
 	if b, ok := peakRSS(); ok {
@@ -103,7 +111,7 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(w, "%s (-O%d, load+compile %.0f ms)\n", r.Model, r.OptLevel, r.LoadMs)
+	fmt.Fprintf(w, "%s (-O%d, KV cache %s, load+compile %.0f ms)\n", r.Model, r.OptLevel, r.KVType, r.LoadMs)
 	fmt.Fprintf(w, "  prefill %d tokens: %.1f tok/s, time to first token %.1f ms\n", r.PrefillTokens, r.PrefillTokS, r.TTFTMs)
 	fmt.Fprintf(w, "  decode  %d tokens: %.2f tok/s (%.1f MB of weights per token: %.2f GB/s)\n", r.DecodeTokens, r.DecodeTokS,
 		float64(r.WeightBytes)/1e6, r.DecodeGBs)

@@ -18,82 +18,17 @@ import (
 	"github.com/weftrt/weft/tokenizer"
 )
 
-// chatFormat is one chat template family, rendered turn by turn so that a
-// conversation continues from the KV cache: only each new turn's tokens
-// are prefilled.
-type chatFormat struct {
-	name string
-	// first renders the first user turn (with the system prompt, if any)
-	// and the assistant's header; next renders a later user turn.
-	first func(sys, msg string) string
-	next  func(msg string) string
-	// end is the token text that ends an assistant turn (the stop token);
-	// after is the text that follows it before the next turn.
-	end, after string
+// chatEnd is the token text that ends an assistant turn in each template
+// family (the reply's stop token).
+var chatEnd = map[tokenizer.Template]string{
+	tokenizer.TemplateChatML: "<|im_end|>",
+	tokenizer.TemplateLlama3: "<|eot_id|>",
+	tokenizer.TemplateLlama2: "</s>",
 }
 
-var chatFormats = map[string]chatFormat{
-	"chatml": {name: "chatml",
-		first: func(sys, m string) string {
-			if sys == "" {
-				return chatMLUser(m)
-			}
-			return "<|im_start|>system\n" + sys + "<|im_end|>\n" + chatMLUser(m)
-		},
-		next: chatMLUser, end: "<|im_end|>", after: "\n"},
-	"llama-3": {name: "llama-3",
-		first: func(sys, m string) string {
-			if sys == "" {
-				return llama3User(m)
-			}
-			return "<|start_header_id|>system<|end_header_id|>\n\n" + sys + "<|eot_id|>" + llama3User(m)
-		},
-		next: llama3User, end: "<|eot_id|>"},
-	"llama-2": {name: "llama-2",
-		first: func(sys, m string) string {
-			if sys != "" {
-				m = "<<SYS>>\n" + sys + "\n<</SYS>>\n\n" + m
-			}
-			return "[INST] " + m + " [/INST]"
-		},
-		next: func(m string) string { return "<s>[INST] " + m + " [/INST]" },
-		end:  "</s>"},
-}
-
-func chatMLUser(m string) string {
-	return "<|im_start|>user\n" + m + "<|im_end|>\n<|im_start|>assistant\n"
-}
-
-func llama3User(m string) string {
-	return "<|start_header_id|>user<|end_header_id|>\n\n" + m + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
-}
-
-// detectChatFormat picks the template family from tokenizer.chat_template,
-// then from the vocabulary's special tokens; "" when neither tells.
-func detectChatFormat(v *tokenizer.Vocab) string {
-	t := v.ChatTemplate
-	has := func(tok string) bool {
-		for _, s := range v.Tokens {
-			if s == tok {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case strings.Contains(t, "<|im_start|>"):
-		return "chatml"
-	case strings.Contains(t, "<|start_header_id|>"):
-		return "llama-3"
-	case strings.Contains(t, "[INST]"):
-		return "llama-2"
-	case t == "" && has("<|im_start|>"):
-		return "chatml"
-	case t == "" && has("<|eot_id|>"):
-		return "llama-3"
-	}
-	return ""
-}
+// replyMark stands for the last reply's text when a conversation is
+// rendered to find what follows the reply.
+const replyMark = "\x00weft-reply\x00"
 
 func newChatCmd() *cobra.Command {
 	var (
@@ -103,6 +38,7 @@ func newChatCmd() *cobra.Command {
 		format  string
 		sampler llm.SamplerOptions
 		opts    func() weft.Options
+		kvType  func() (ir.DType, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3]",
@@ -128,31 +64,38 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("chat %s: the model's tokenizer: %w", path, err)
 			}
+			tmpl := tokenizer.Template(format)
 			if format == "" {
-				format = detectChatFormat(v)
+				if tmpl, err = tokenizer.DetectTemplate(v.ChatTemplate); err != nil {
+					return fmt.Errorf("chat %s: %w (give --format chatml, llama-2 or llama-3)", path, err)
+				}
 			}
-			cf, ok := chatFormats[format]
+			end, ok := chatEnd[tmpl]
 			if !ok {
-				return fmt.Errorf("chat %s: %w chat template (detected %q): give --format chatml, llama-2 or llama-3", path, ir.ErrUnsupported, format)
+				return fmt.Errorf("chat %s: --format %q: %w (want chatml, llama-2 or llama-3)", path, format, ir.ErrUnsupported)
 			}
-			endIDs := tok.Encode(cf.end, false, true)
+			endIDs := tok.Encode(end, false, true)
 			if len(endIDs) != 1 {
-				return fmt.Errorf("chat %s: the %s end-of-turn marker %q is not one token of the vocabulary", path, cf.name, cf.end)
+				return fmt.Errorf("chat %s: the %s end-of-turn marker %q is not one token of the vocabulary", path, tmpl, end)
 			}
 			stop := []int32{endIDs[0]}
 			if v.EOS >= 0 && v.EOS != endIDs[0] {
 				stop = append(stop, v.EOS)
 			}
-			lm, err := loadLLM(path, ctxLen, []int{64}, opts())
+			kvT, err := kvType()
+			if err != nil {
+				return fmt.Errorf("chat: %w", err)
+			}
+			lm, err := loadLLM(path, ctxLen, []int{64}, kvT, opts())
 			if err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}
 			defer lm.Close()
 			stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
-			fmt.Fprintf(stderr, "weft: %s; chat template %s\n", lm.summary(), cf.name)
+			fmt.Fprintf(stderr, "weft: %s; chat template %s\n", lm.summary(), tmpl)
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer cancel()
-			c := &chatSession{lm: lm, tok: tok, cf: cf, system: system, stop: stop,
+			c := &chatSession{lm: lm, tok: tok, tmpl: tmpl, system: system,
 				opts: llm.Options{MaxTokens: n, Stop: stop, Sampler: sampler}}
 			in := bufio.NewScanner(cmd.InOrStdin())
 			in.Buffer(make([]byte, 0, 1<<16), 1<<20)
@@ -180,6 +123,7 @@ func newChatCmd() *cobra.Command {
 		},
 	}
 	opts = addOptFlag(cmd)
+	kvType = kvTypeFlag(cmd)
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 512, "the most tokens per reply")
 	f.IntVar(&ctxLen, "ctx", 0, "KV cache capacity in tokens (0: the model's context length)")
@@ -199,36 +143,64 @@ func newChatCmd() *cobra.Command {
 type chatSession struct {
 	lm     *llmModel
 	tok    *tokenizer.Tokenizer
-	cf     chatFormat
+	tmpl   tokenizer.Template
 	system string
-	stop   []int32
 	opts   llm.Options
 
-	turns int
-	// pending are tokens the cache still lacks from the previous reply: the
-	// last emitted token (when the reply hit the token limit) and the
-	// end-of-turn token with what follows it.
+	msgs []tokenizer.Message // the conversation so far (replies as decoded text)
+	// pending is the last emitted token when a reply hit the token limit
+	// (emitted, not yet in the cache).
 	pending []int32
 }
 
 func (c *chatSession) reset() {
-	c.turns, c.pending = 0, nil
+	c.msgs, c.pending = nil, nil
 	c.lm.model.Reset()
 }
 
-// turn renders msg as the next user turn, continues the cached
-// conversation with it and streams the reply to out.
-func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.Metrics, error) {
-	first := c.turns == 0
-	text := c.cf.next(msg)
-	if first {
-		text = c.cf.first(c.system, msg)
+// turnText renders the text the cache lacks for the next user turn msg:
+// the whole conversation for the first turn; afterwards what follows the
+// last reply in the rendered conversation (its end-of-turn marker, then
+// the new turn and the assistant header), found by rendering the last
+// reply as a marker.
+func (c *chatSession) turnText(msg string) (string, error) {
+	next := append(append([]tokenizer.Message(nil), c.msgs...), tokenizer.Message{Role: "user", Content: msg})
+	if len(c.msgs) == 0 {
+		if c.system != "" {
+			next = append([]tokenizer.Message{{Role: "system", Content: c.system}}, next...)
+		}
+		return tokenizer.RenderChat(c.tmpl, next, true)
 	}
+	marked := append([]tokenizer.Message(nil), next...)
+	marked[len(c.msgs)-1].Content = replyMark
+	if c.system != "" {
+		marked = append([]tokenizer.Message{{Role: "system", Content: c.system}}, marked...)
+	}
+	full, err := tokenizer.RenderChat(c.tmpl, marked, true)
+	if err != nil {
+		return "", err
+	}
+	i := strings.Index(full, replyMark)
+	if i < 0 {
+		return "", fmt.Errorf("chat: the %s template dropped the previous reply", c.tmpl)
+	}
+	// The cache holds the reply's own tokens: what follows it starts at
+	// the end-of-turn marker (a space before it belongs to the reply).
+	return strings.TrimLeft(full[i+len(replyMark):], " "), nil
+}
+
+// turn continues the cached conversation with the user message msg and
+// streams the reply to out.
+func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.Metrics, error) {
+	text, err := c.turnText(msg)
+	if err != nil {
+		return llm.Metrics{}, err
+	}
+	first := len(c.msgs) == 0
 	ids := append(append([]int32(nil), c.pending...), c.tok.Encode(text, first, true)...)
 	stream := newTextStream(c.tok, out, nil)
 	var reply []int32
 	var met llm.Metrics
-	var err error
 	emit := func(id int32) bool {
 		reply = append(reply, id)
 		return stream.add(id) == nil
@@ -242,11 +214,14 @@ func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.
 	if err != nil {
 		return met, err
 	}
-	c.turns++
 	c.pending = nil
 	if met.Stop != llm.StopToken && len(reply) > 0 {
-		c.pending = append(c.pending, reply[len(reply)-1])
+		c.pending = []int32{reply[len(reply)-1]}
 	}
-	c.pending = append(c.pending, c.tok.Encode(c.cf.end+c.cf.after, false, true)...)
+	replyText, err := c.tok.Decode(reply, false)
+	if err != nil {
+		return met, err
+	}
+	c.msgs = append(c.msgs, tokenizer.Message{Role: "user", Content: msg}, tokenizer.Message{Role: "assistant", Content: replyText})
 	return met, nil
 }

@@ -25,6 +25,7 @@ func newGenerateCmd() *cobra.Command {
 		ctxLen   int
 		sampler  llm.SamplerOptions
 		opts     func() weft.Options
+		kvType   func() (ir.DType, error)
 		overflow string
 	)
 	cmd := &cobra.Command{
@@ -103,7 +104,11 @@ func newGenerateCmd() *cobra.Command {
 			if len(promptIDs) > 1 {
 				prefill = append(prefill, prefillBucket(len(promptIDs), max(ctxLen, len(promptIDs))))
 			}
-			lm, err := loadLLM(path, ctxLen, prefill, opts())
+			kvT, err := kvType()
+			if err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			lm, err := loadLLM(path, ctxLen, prefill, kvT, opts())
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
@@ -143,6 +148,7 @@ func newGenerateCmd() *cobra.Command {
 		},
 	}
 	opts = addOptFlag(cmd)
+	kvType = kvTypeFlag(cmd)
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 256, "the most tokens to generate")
 	f.BoolVar(&ids, "ids", false, "read and write token ids (always for llama2.c checkpoints)")

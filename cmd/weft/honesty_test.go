@@ -24,8 +24,8 @@ import (
 
 // honesty compares the cost model's estimate for g's CPU-only plan at -O2
 // on profile prof with what the CPU backend really takes: the best of
-// `runs` untimed... timed runs for the total, and one traced run for the
-// per-node times.
+// `runs` timed runs (after a warm-up run) for the total, and one traced run
+// for the per-node times.
 type honesty struct {
 	EstimatedUs, MeasuredUs float64
 	// Nodes holds every executed node's estimate and traced time.
@@ -143,6 +143,12 @@ func (h honesty) report(name string) string {
 	for _, op := range ops {
 		fmt.Fprintf(&sb, "  %-22s est %9.2f ms  traced %9.2f ms\n", op, fams[op].est/1e3, fams[op].meas/1e3)
 	}
+	byMeas := append([]nodeTimes(nil), h.Nodes...)
+	sort.SliceStable(byMeas, func(i, j int) bool { return byMeas[i].MeasUs > byMeas[j].MeasUs })
+	sb.WriteString("  ten most costly nodes in the trace:\n")
+	for _, n := range byMeas[:min(10, len(byMeas))] {
+		fmt.Fprintf(&sb, "    %-52s est %8.2f ms  traced %8.2f ms  %v\n", n.Node, n.EstUs/1e3, n.MeasUs/1e3, valueTypesOf(n.Node))
+	}
 	return sb.String()
 }
 
@@ -175,7 +181,6 @@ func TestCostModelHonesty(t *testing.T) {
 	if testing.Short() {
 		t.Skip("calibrates and times models: skipped with -short")
 	}
-	prof := calibratedProfile(t)
 	small := map[string]func() (*ir.Graph, error){
 		"resnet-small": func() (*ir.Graph, error) {
 			return zoo.ResNet(zoo.ResNetConfig{Blocks: []int{1, 1, 1, 1}, Width: 16, Batch: 1, ImageSize: 96, Classes: 100, Seed: 1})
@@ -186,16 +191,33 @@ func TestCostModelHonesty(t *testing.T) {
 			return zoo.BERT(c)
 		},
 	}
+	// A busy machine (other tests, other jobs) can disturb a calibration or
+	// a measurement for seconds, so an attempt outside 3× is repeated with
+	// a fresh calibration, up to three attempts; a wrong model fails them all.
+	var prof string
+	outer := t // the profile file outlives the subtests
 	for _, name := range []string{"resnet-small", "bert-small"} {
 		t.Run(name, func(t *testing.T) {
-			g, err := small[name]()
-			require.NoError(t, err)
-			require.NoError(t, passes.InferShapes(g))
-			h := measureHonesty(t, g, prof, 3)
-			t.Log(h.report(name))
-			ratio := h.EstimatedUs / h.MeasuredUs
-			require.True(t, ratio > 1.0/3 && ratio < 3, "%s: estimated %.0f µs vs measured %.0f µs: off by more than 3×", name, h.EstimatedUs, h.MeasuredUs)
+			var fails []string
+			for attempt := range 3 {
+				if prof == "" || attempt > 0 {
+					prof = calibratedProfile(outer)
+				}
+				g, err := small[name]()
+				require.NoError(t, err)
+				require.NoError(t, passes.InferShapes(g))
+				h := measureHonesty(t, g, prof, 5)
+				t.Log(h.report(name))
+				if ratio := h.EstimatedUs / h.MeasuredUs; ratio > 1.0/3 && ratio < 3 {
+					return
+				}
+				fails = append(fails, fmt.Sprintf("estimated %.0f µs vs measured %.0f µs", h.EstimatedUs, h.MeasuredUs))
+			}
+			t.Fatalf("%s: the cost model is off by more than 3× in every attempt: %s", name, strings.Join(fails, "; "))
 		})
+	}
+	if prof == "" {
+		prof = calibratedProfile(t)
 	}
 	if env := os.Getenv("WEFT_HONESTY_MODELS"); env != "" {
 		for _, name := range strings.Split(env, ",") {
@@ -203,4 +225,14 @@ func TestCostModelHonesty(t *testing.T) {
 			t.Log(h.report(name))
 		}
 	}
+}
+
+func valueTypesOf(n *ir.Node) string {
+	var parts []string
+	for _, v := range n.Inputs {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%v[%v]", v.DType, v.Shape))
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -222,3 +222,27 @@ func TestGenerateSlide(t *testing.T) {
 	require.Len(t, strings.Fields(out), 14)
 	require.Contains(t, errOut, "stop: context full")
 }
+
+// TestChatTurnText: what a later turn feeds is the rendered conversation
+// after the previous reply: its end-of-turn marker and the new turn.
+func TestChatTurnText(t *testing.T) {
+	for _, tc := range []struct {
+		tmpl          tokenizer.Template
+		first, second string
+	}{
+		{tokenizer.TemplateChatML, "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+			"<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n"},
+		{tokenizer.TemplateLlama3, "<|start_header_id|>system<|end_header_id|>\n\nbe brief<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+			"<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nmore<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+		{tokenizer.TemplateLlama2, "[INST] <<SYS>>\nbe brief\n<</SYS>>\n\nhi [/INST]", "</s><s>[INST] more [/INST]"},
+	} {
+		c := &chatSession{tmpl: tc.tmpl, system: "be brief"}
+		got, err := c.turnText("hi")
+		require.NoError(t, err)
+		require.Equal(t, tc.first, got, tc.tmpl)
+		c.msgs = []tokenizer.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}
+		got, err = c.turnText("more")
+		require.NoError(t, err)
+		require.Equal(t, tc.second, got, tc.tmpl)
+	}
+}

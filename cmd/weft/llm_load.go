@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/frontend/gguf"
 	"github.com/weftrt/weft/frontend/llama"
@@ -38,8 +40,8 @@ func (m *llmModel) Close() {
 
 // loadLLM reads a llama2.c checkpoint (.bin) or a GGUF model, builds the
 // decode graph and prefill graphs of the given lengths at capacity ctxLen
-// (0: the model's context length) and compiles them.
-func loadLLM(path string, ctxLen int, prefill []int, o weft.Options) (*llmModel, error) {
+// (0: the model's context length) with a kvType cache and compiles them.
+func loadLLM(path string, ctxLen int, prefill []int, kvType ir.DType, o weft.Options) (*llmModel, error) {
 	t0 := time.Now()
 	m := &llmModel{path: path}
 	var w *llama.Weights
@@ -84,7 +86,7 @@ func loadLLM(path string, ctxLen int, prefill []int, o weft.Options) (*llmModel,
 	}
 	var runners []llm.Runner
 	for _, s := range seqs {
-		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: s, Capacity: m.capacity})
+		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: s, Capacity: m.capacity, KVType: kvType})
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -148,8 +150,8 @@ func weightBytes(w *llama.Weights) int64 {
 // summary is the one-line description printed after loading.
 func (m *llmModel) summary() string {
 	c := m.cfg
-	return fmt.Sprintf("%s: dim %d, %d layers, %d heads (%d kv), vocab %d, context %d, %.1f MB of weights per token; loaded and compiled in %v",
-		m.path, c.Dim, c.Layers, c.Heads, c.KVHeads, c.Vocab, m.capacity, float64(m.weights)/1e6, m.load.Round(time.Millisecond))
+	return fmt.Sprintf("%s: dim %d, %d layers, %d heads (%d kv), vocab %d, context %d, %.1f MB of weights per token, %s; loaded and compiled in %v",
+		m.path, c.Dim, c.Layers, c.Heads, c.KVHeads, c.Vocab, m.capacity, float64(m.weights)/1e6, m.cacheNote(), m.load.Round(time.Millisecond))
 }
 
 // textStream writes the text of generated tokens as it becomes complete:
@@ -214,4 +216,25 @@ func (s *textStream) add(id int32) error {
 	_, err = io.WriteString(s.out, text[s.written:end])
 	s.written = end
 	return err
+}
+
+// kvTypeFlag registers --kv-type and returns its parsed value's getter.
+func kvTypeFlag(cmd *cobra.Command) func() (ir.DType, error) {
+	s := cmd.Flags().String("kv-type", "f16", "KV cache storage: f16 or f32 (q8_0 is not supported yet)")
+	return func() (ir.DType, error) {
+		switch *s {
+		case "f16":
+			return ir.Float16, nil
+		case "f32":
+			return ir.Float32, nil
+		}
+		return ir.Invalid, fmt.Errorf("--kv-type %q: %w (want f16 or f32; a q8_0 cache needs a block-dequantizing op in the graph)", *s, ir.ErrUnsupported)
+	}
+}
+
+// cacheNote describes the KV cache memory.
+func (m *llmModel) cacheNote() string {
+	c := m.model
+	b := int64(2*c.Layers*c.KVHeads*c.Capacity*c.HeadDim) * int64(c.KVType.Size())
+	return fmt.Sprintf("KV cache %v, %.1f MB", c.KVType, float64(b)/1e6)
 }

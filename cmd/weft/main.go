@@ -48,7 +48,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd(), newBenchCmd())
+	root.AddCommand(newCompileCmd(), newRunCmd(), newInspectCmd(), newConformCmd(), newZooCmd(), newBenchCmd(), newTokenizeCmd())
 	root.AddCommand(newPlanCmd(), newCalibrateCmd())
 	root.AddCommand(newGenerateCmd())
 	root.AddCommand(newMkLLMCmd(), newQuantizeCmd(), newChatCmd())

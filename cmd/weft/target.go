@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,7 +39,20 @@ func addTargetFlag(cmd *cobra.Command) func(weft.Options) weft.Options {
 		}
 		return checkTarget(list)
 	}
-	return func(o weft.Options) weft.Options { return applyTarget(o, list) }
+	return func(o weft.Options) weft.Options {
+		if !cmd.Flags().Changed("target") {
+			// No --target: the CPU, plus the Vulkan devices --place rules
+			// name (those rules alone decide what runs there).
+			o = applyTarget(o, list)
+			for _, r := range o.Place {
+				if i := strings.LastIndex(r, "="); i >= 0 && isVulkanTarget(r[i+1:]) && !slices.Contains(o.Target, r[i+1:]) {
+					o.Target = append(o.Target, r[i+1:])
+				}
+			}
+			return o
+		}
+		return applyTarget(o, list)
+	}
 }
 
 // isVulkanTarget reports whether a --target entry names the Vulkan backend

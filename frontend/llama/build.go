@@ -28,6 +28,12 @@ func PresentKey(l int) string { return "present_key." + strconv.Itoa(l) }
 // PresentValue is the name of layer l's new-values output.
 func PresentValue(l int) string { return "present_value." + strconv.Itoa(l) }
 
+// ONNX TensorProto data types of Cast's "to" attribute.
+const (
+	onnxFloat   = 1
+	onnxFloat16 = 10
+)
+
 // Mode selects which forward graph Build makes.
 type Mode struct {
 	// Seq is the number of tokens the graph takes per run: 1 for decode, a
@@ -36,6 +42,11 @@ type Mode struct {
 	// Capacity is the KV cache length P (the longest context); at most
 	// Config.MaxSeq, at least Seq.
 	Capacity int
+	// KVType is the dtype of the cache inputs and present outputs: f32 (the
+	// zero value) or f16, which halves the cache; the graph casts the past
+	// to f32 for the attention (an f32 copy of one layer's cache at a time)
+	// and the new entries to f16.
+	KVType ir.DType
 }
 
 // builder adds named nodes to one graph.
@@ -122,6 +133,14 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	if mode.Seq < 1 || mode.Capacity < mode.Seq || mode.Capacity > cfg.MaxSeq {
 		return nil, fmt.Errorf("llama: mode seq %d, capacity %d: want 1 ≤ seq ≤ capacity ≤ max_seq %d", mode.Seq, mode.Capacity, cfg.MaxSeq)
 	}
+	kvT := mode.KVType
+	switch kvT {
+	case ir.Invalid:
+		kvT = ir.Float32
+	case ir.Float32, ir.Float16:
+	default:
+		return nil, fmt.Errorf("llama: KV cache type %v: %w (want f32 or f16)", kvT, ir.ErrUnsupported)
+	}
 	S, P := int64(mode.Seq), int64(mode.Capacity)
 	D, hd := int64(cfg.Dim), int64(cfg.HeadDim())
 	H, KVH := int64(cfg.Heads), int64(cfg.KVHeads)
@@ -132,8 +151,13 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	mask := b.Input(InputMask, ir.Float32, ir.S(1, 1, S, P))
 	past := make([][2]*ir.Value, cfg.Layers)
 	for l := range past {
-		past[l][0] = b.Input(PastKey(l), ir.Float32, ir.S(1, KVH, P, hd))
-		past[l][1] = b.Input(PastValue(l), ir.Float32, ir.S(1, KVH, P, hd))
+		past[l][0] = b.Input(PastKey(l), kvT, ir.S(1, KVH, P, hd))
+		past[l][1] = b.Input(PastValue(l), kvT, ir.S(1, KVH, P, hd))
+		if kvT == ir.Float16 {
+			for j, name := range []string{PastKey(l), PastValue(l)} {
+				past[l][j] = g.op(name+".f32", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat)}, past[l][j])
+			}
+		}
 	}
 	cosT, sinT := ropeCaches(int(P), cfg.RotaryDim(), cfg.RopeTheta, cfg.RopeScale, cfg.RopeFreqFactors)
 	cosV, sinV := b.Const("rope.cos", cosT), b.Const("rope.sin", sinT)
@@ -168,7 +192,13 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		scatter := []ir.AttrOption{ir.Int("axis", 2)}
 		kAll := g.op(p+"k.cache", "ScatterElements", scatter, past[l][0], idx, k)
 		vAll := g.op(p+"v.cache", "ScatterElements", scatter, past[l][1], idx, v)
-		present = append(present, [2]*ir.Value{k, v})
+		if kvT == ir.Float16 {
+			present = append(present, [2]*ir.Value{
+				g.op(p+"k.f16", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat16)}, k),
+				g.op(p+"v.f16", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat16)}, v)})
+		} else {
+			present = append(present, [2]*ir.Value{k, v})
+		}
 		a := g.op(p+"attention", "Attention", nil, q, kAll, vAll, mask)
 		a = g.op(p+"attention.transpose", "Transpose", perm, a)
 		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))

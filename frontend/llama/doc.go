@@ -1,7 +1,11 @@
 // Package llama builds llama-family decoder graphs (token embedding,
 // RMSNorm, rotary embeddings, grouped-query attention over an explicit KV
-// cache, SiLU-gated FFN) as ir.Graphs with static shapes, from a Config and
-// a set of Weights, and imports llama2.c checkpoints (LoadLlama2C).
+// cache, SiLU-gated FFN; qwen2's q/k/v biases and NeoX rotary pairs) as
+// ir.Graphs with static shapes, from a Config and a set of Weights, and
+// imports llama2.c checkpoints (LoadLlama2C) and GGUF models of the llama
+// and qwen2 architectures (FromGGUF; block-quantized matrices stay
+// quantized and run as QMatMul). GenerateGGUF writes random-weight GGUF
+// models of any geometry for tests and benchmarks.
 //
 // One model gives several graphs: Build(cfg, w, Mode{Seq: S, Capacity: P})
 // is the forward pass of S tokens (S = 1 is decode, larger S a prefill
@@ -14,7 +18,8 @@
 //	         mask            f32 [1, 1, S, P]  additive: 0 where token s may
 //	                         attend cache slot j, -inf (or very negative) elsewhere
 //	         past_key.L      f32 [1, KVHeads, P, HeadDim]   per layer L
-//	         past_value.L    f32 [1, KVHeads, P, HeadDim]
+//	         past_value.L    f32 [1, KVHeads, P, HeadDim]   (f16 for both
+//	                         past and present with Mode.KVType f16)
 //	outputs  logits          f32 [1, S, Vocab]
 //	         present_key.L   f32 [1, KVHeads, S, HeadDim]   the new entries
 //	         present_value.L f32 [1, KVHeads, S, HeadDim]   (RoPE applied to keys)
@@ -25,5 +30,6 @@
 // the runtime copies them into its cache at the same positions. The past
 // tensors are only read, so the cache can be a persistent buffer.
 //
-// The package knows ir only: no backend, pass, runtime or other frontend.
+// The package knows ir, ir/quant and frontend/gguf (its input format)
+// only: no backend, pass or runtime.
 package llama

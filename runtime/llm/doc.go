@@ -13,10 +13,18 @@
 // runtime.Session satisfy the interface), one per sequence length: the
 // one of length 1 decodes, longer ones prefill in buckets.
 //
-// The cache is f32, one contiguous [1, KVHeads, Capacity, HeadDim] tensor
-// per layer for keys and values, passed to every run as read-only inputs
-// and updated in place afterwards with the run's new entries. Later work:
-// paged storage, f16/q8_0 cache storage, batching several sequences.
+// The cache is f32 or f16 (the graphs' past/present dtype: an f16 cache
+// halves its memory; the graph widens one layer's cache at a time), one
+// contiguous [1, KVHeads, Capacity, HeadDim] tensor per layer for keys and
+// values, allocated whole at New, passed to every run as read-only inputs
+// and updated in place afterwards with the run's new entries. Every run
+// attends over the whole capacity (masked), so a large capacity costs
+// attention time even for short contexts. Generation stops when the cache
+// is full, or with Options.Slide drops the oldest tokens and prefills the
+// newest half again. Continue appends a conversation's next turn to the
+// cache without re-prefilling the earlier ones. Later work: paged storage
+// grown on demand (with capacity-bucketed graphs), a q8_0 cache, batching
+// several sequences.
 //
 // It knows ir (tensors and values) only: no frontend, pass, scheduler or
 // backend.

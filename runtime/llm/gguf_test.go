@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/frontend/gguf"
 	"github.com/weftrt/weft/frontend/llama"
 	"github.com/weftrt/weft/ir"
@@ -345,4 +346,51 @@ func TestSlide(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, llm.StopContextFull, met.Stop)
 	require.Equal(t, 13, met.Generated)
+}
+
+// TestKVCacheF16: an f16 cache (half the memory) gives the naive pass's
+// logits within f16 rounding, through prefill and decode, at -O0 and -O2.
+func TestKVCacheF16(t *testing.T) {
+	cfg := llama.Config{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 300, MaxSeq: 64, RopeTheta: 10000, NormEps: 1e-5}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, llama.GenerateGGUF(cfg, ir.Float32, 9, path))
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	cfg, w, err := llama.FromGGUF(f)
+	require.NoError(t, err)
+	ref := newNaiveGGUF(t, f)
+	prompt := []int32{1, 11, 12, 13, 14}
+	toks := append([]int32(nil), prompt...)
+	var want [][]float64
+	for pos := 0; pos < 16; pos++ {
+		lg := ref.forward(int(toks[pos]), pos)
+		want = append(want, lg)
+		if pos >= len(prompt)-1 {
+			toks = append(toks, int32(argmax(lg)))
+		}
+	}
+	for _, opt := range []int{0, 2} {
+		var rs []llm.Runner
+		for _, s := range []int{1, 4} {
+			g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: 32, KVType: ir.Float16})
+			require.NoError(t, err)
+			r, err := weft.New(g, weft.Options{OptLevel: opt, Verify: true})
+			require.NoError(t, err)
+			rs = append(rs, r)
+		}
+		m, err := llm.New(rs...)
+		require.NoError(t, err)
+		require.Equal(t, ir.Float16, m.KVType)
+		lg, err := m.Feed(context.Background(), prompt)
+		require.NoError(t, err)
+		requireClose(t, want[len(prompt)-1], lg, 3e-3, "prefill")
+		for pos := len(prompt); pos < 16; pos++ {
+			lg, err := m.Feed(context.Background(), toks[pos:pos+1])
+			require.NoError(t, err)
+			requireClose(t, want[pos], lg, 3e-3, "decode "+strconv.Itoa(pos))
+		}
+	}
+	_, err = llama.Build(cfg, w, llama.Mode{Seq: 1, Capacity: 32, KVType: ir.Q8_0})
+	require.ErrorIs(t, err, ir.ErrUnsupported)
 }

@@ -55,6 +55,9 @@ type step struct {
 // (the cache is one sequence's state).
 type Model struct {
 	Layers, KVHeads, HeadDim, Capacity, Vocab int
+	// KVType is the cache's element type (the graphs' past/present dtype):
+	// f32 or f16.
+	KVType ir.DType
 
 	steps []*step // by seq, ascending; steps[0].seq == 1
 	keys  []*ir.Tensor
@@ -87,8 +90,8 @@ func New(runners ...Runner) (*Model, error) {
 	}
 	shape := []int64{1, int64(m.KVHeads), int64(m.Capacity), int64(m.HeadDim)}
 	for l := 0; l < m.Layers; l++ {
-		m.keys = append(m.keys, ir.NewTensor(ir.Float32, shape))
-		m.vals = append(m.vals, ir.NewTensor(ir.Float32, shape))
+		m.keys = append(m.keys, ir.NewTensor(m.KVType, shape))
+		m.vals = append(m.vals, ir.NewTensor(m.KVType, shape))
 	}
 	for _, s := range m.steps {
 		for l := 0; l < m.Layers; l++ {
@@ -139,7 +142,11 @@ func (m *Model) bind(r Runner) (*step, error) {
 	if layers == 0 {
 		return nil, fmt.Errorf("no input %q", pastKey(0))
 	}
-	kv, err := get(pastKey(0), ir.Float32, 4)
+	kvT := r.Inputs()[ins[pastKey(0)]].DType
+	if kvT != ir.Float16 {
+		kvT = ir.Float32
+	}
+	kv, err := get(pastKey(0), kvT, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +161,11 @@ func (m *Model) bind(r Runner) (*step, error) {
 	geo := [5]int{layers, int(kv[1]), int(kv[3]), int(kv[2]), int(lsh[2])}
 	if m.steps == nil {
 		m.Layers, m.KVHeads, m.HeadDim, m.Capacity, m.Vocab = geo[0], geo[1], geo[2], geo[3], geo[4]
+		m.KVType = kvT
 	} else if cur := [5]int{m.Layers, m.KVHeads, m.HeadDim, m.Capacity, m.Vocab}; cur != geo {
 		return nil, fmt.Errorf("geometry (layers, kv heads, head dim, capacity, vocab) %v differs from the first graph's %v", geo, cur)
+	} else if kvT != m.KVType {
+		return nil, fmt.Errorf("KV cache type %v differs from the first graph's %v", kvT, m.KVType)
 	}
 	if len(r.Inputs()) != 3+2*layers {
 		return nil, fmt.Errorf("%d inputs, want %d (tokens, positions, mask and a past key and value per layer)", len(r.Inputs()), 3+2*layers)
@@ -182,6 +192,8 @@ func (m *Model) bind(r Runner) (*step, error) {
 		dt := ir.Float32
 		if k < 2 {
 			dt = ir.Int64
+		} else if k > 2 {
+			dt = m.KVType
 		}
 		sh, err := staticShape(v, dt, len(want[name]))
 		if err != nil {
@@ -212,14 +224,14 @@ func (m *Model) bind(r Runner) (*step, error) {
 			if !ok {
 				return nil, fmt.Errorf("no output %q", name)
 			}
-			sh, err := staticShape(r.Outputs()[i], ir.Float32, 4)
+			sh, err := staticShape(r.Outputs()[i], m.KVType, 4)
 			if err != nil {
 				return nil, err
 			}
 			if !slices.Equal(sh, newShape) {
 				return nil, fmt.Errorf("output %q has shape %v, want %v", name, sh, newShape)
 			}
-			s.out[i] = ir.NewTensor(ir.Float32, newShape)
+			s.out[i] = ir.NewTensor(m.KVType, newShape)
 			pair[j] = i
 		}
 		s.present = append(s.present, pair)
@@ -308,14 +320,14 @@ func (m *Model) run(ctx context.Context, s *step, toks []int32) error {
 		return fmt.Errorf("llm: run the %d-token graph at position %d: %w", s.seq, m.pos, err)
 	}
 	// Copy the new entries [1, KVH, seq, hd] into the cache [1, KVH, P, hd].
-	hd := m.HeadDim
+	// (Bytes: the cache may be f32 or f16.)
+	row := m.HeadDim * m.KVType.Size()
 	for l, pair := range s.present {
 		for j, cache := range []*ir.Tensor{m.keys[l], m.vals[l]} {
-			src, dst := s.out[pair[j]].Float32s(), cache.Float32s()
+			src, dst := s.out[pair[j]].Data, cache.Data
 			for h := 0; h < m.KVHeads; h++ {
-				for i := range toks {
-					copy(dst[(h*P+m.pos+i)*hd:(h*P+m.pos+i+1)*hd], src[(h*s.seq+i)*hd:(h*s.seq+i+1)*hd])
-				}
+				d0, s0 := (h*P+m.pos)*row, h*s.seq*row
+				copy(dst[d0:d0+len(toks)*row], src[s0:s0+len(toks)*row])
 			}
 		}
 	}

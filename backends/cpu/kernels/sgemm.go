@@ -68,9 +68,17 @@ func PackBT(bt []float32, ldbt, K, N int) *PackedB {
 // PackBInto packs into dst (len(dst) >= PackedBLen(K, N)): b is K×N with
 // leading dimension ld, or N×K when trans is set.
 func PackBInto(dst, b []float32, ld, K, N int, trans bool) *PackedB {
+	p := new(PackedB)
+	p.Pack(dst, b, ld, K, N, trans)
+	return p
+}
+
+// Pack is PackBInto into an existing PackedB, which then uses dst: with a
+// reused p and dst, packing does not allocate.
+func (p *PackedB) Pack(dst, b []float32, ld, K, N int, trans bool) {
 	isa := CurrentISA()
 	_, nr := archShape(isa)
-	p := &PackedB{K: K, N: N, nr: nr, kc: kcBlock, isa: isa}
+	*p = PackedB{K: K, N: N, nr: nr, kc: kcBlock, isa: isa}
 	if K < 0 || N < 0 {
 		panic(fmt.Sprintf("kernels: PackB with K=%d N=%d", K, N))
 	}
@@ -103,7 +111,6 @@ func PackBInto(dst, b []float32, ld, K, N int, trans bool) *PackedB {
 			}
 		}
 	}
-	return p
 }
 
 // checkMatrix panics unless m holds a rows×cols matrix with leading
@@ -133,6 +140,12 @@ func Sgemm(pool *Pool, M, N, K int, a []float32, lda int, b []float32, ldb int, 
 // SgemmPacked computes C = A·B (or C += A·B) with B pre-packed: A is M×K
 // (leading dimension lda), C is M×N (ldc), K and N come from pb.
 func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool) {
+	SgemmPackedBuf(pool, M, a, lda, pb, c, ldc, accumulate, nil)
+}
+
+// SgemmPackedBuf is SgemmPacked with caller-owned memory for packing A:
+// with len(abuf) >= M·K the call never allocates (nil: a pooled buffer).
+func SgemmPackedBuf(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool, abuf []float32) {
 	K, N := pb.K, pb.N
 	checkMatrix("A", a, M, K, lda)
 	checkMatrix("C", c, M, N, ldc)
@@ -170,19 +183,23 @@ func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float
 	}
 	j.chunk = (np + chunks - 1) / chunks
 	j.nChunks = (np + j.chunk - 1) / j.chunk
-	var abuf *[]float32
+	var pooled *[]float32
 	if j.nChunks > 1 {
 		// Several tasks share each M block: pack all of A once, in
 		// parallel, instead of once per task.
-		abuf = getFloats(M * K)
-		j.apack = *abuf
+		if len(abuf) >= M*K {
+			j.apack = abuf[:M*K]
+		} else {
+			pooled = getFloats(M * K)
+			j.apack = *pooled
+		}
 		j.packing = true
 		pool.RunTasks(mBlocks*((K+pb.kc-1)/pb.kc), j)
 		j.packing = false
 	}
 	pool.RunTasks(mBlocks*j.nChunks, j)
-	if abuf != nil {
-		putFloats(abuf)
+	if pooled != nil {
+		putFloats(pooled)
 	}
 	*j = sgemmJob{}
 	jobPool.Put(j)

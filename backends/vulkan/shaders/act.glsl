@@ -12,6 +12,13 @@ const uint ACT_SILU = 6u;
 const uint ACT_EXP = 7u;
 const uint ACT_LEAKY_RELU = 8u;
 const uint ACT_CLIP = 9u;
+const uint ACT_NEG = 10u;
+const uint ACT_ABS = 11u;
+const uint ACT_SQRT = 12u;
+const uint ACT_RECIPROCAL = 13u;
+const uint ACT_LOG = 14u;
+const uint ACT_ERF = 15u;
+const uint ACT_HARD_SIGMOID = 16u;
 
 // sigmoid never overflows exp.
 float act_sigmoid(float x) {
@@ -59,6 +66,20 @@ float act_apply(uint op, float x, float alpha, float beta) {
         // Raise to alpha, then lower to beta (beta wins when alpha > beta).
         x = x < alpha ? alpha : x;
         return x > beta ? beta : x;
+    case ACT_NEG:
+        return -x;
+    case ACT_ABS:
+        return abs(x);
+    case ACT_SQRT:
+        return sqrt(x);
+    case ACT_RECIPROCAL:
+        return 1.0 / x;
+    case ACT_LOG:
+        return log(x);
+    case ACT_ERF:
+        return act_erf(x);
+    case ACT_HARD_SIGMOID:
+        return clamp(alpha * x + beta, 0.0, 1.0);
     }
     return x;
 }

@@ -8,7 +8,7 @@ layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
     uint n;
-    uint op; // 0 Add, 1 Sub, 2 Mul, 3 Div
+    uint op; // 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Max, 5 Min (NaN propagates)
     uint shape[6];
     uint sa[6];
     uint sb[6];
@@ -33,7 +33,9 @@ void main() {
     case 0u: o = u + v; break;
     case 1u: o = u - v; break;
     case 2u: o = u * v; break;
-    default: o = u / v; break;
+    case 3u: o = u / v; break;
+    case 4u: o = isnan(u) || isnan(v) ? u + v : max(u, v); break;
+    default: o = isnan(u) || isnan(v) ? u + v : min(u, v); break;
     }
     y[i] = o;
 }

@@ -1,0 +1,170 @@
+package cpu
+
+import (
+	"math"
+	"sync"
+
+	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/ir"
+)
+
+func init() { registerIntoFirst(buildFastAttention, "Attention") }
+
+// buildFastAttention handles float32 Attention with SGEMM per head: scores
+// S = Q·Kᵀ (K packed transposed into scratch), a stable softmax of each
+// score row with the scale, mask and causal rule applied, then Y = P·V.
+// Heads run in parallel on the pool, each worker with its own scratch.
+func buildFastAttention(s *nodeSpec) intoKernel {
+	q, k, v, mask, y := s.input(0), s.input(1), s.input(2), s.input(3), s.out[0]
+	if len(s.in) > 4 || len(s.out) != 1 || !q.ok || !k.ok || !v.ok || !allF32(q, k, v, y) {
+		return nil
+	}
+	if len(q.shape) != 4 || len(k.shape) != 4 || len(v.shape) != 4 {
+		return nil
+	}
+	B, H, Sq, D := int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(q.shape[3])
+	Hkv, Skv, Dv := int(k.shape[1]), int(k.shape[2]), int(v.shape[3])
+	if int(k.shape[0]) != B || int(v.shape[0]) != B || int(k.shape[3]) != D || int(v.shape[1]) != Hkv || int(v.shape[2]) != Skv ||
+		Hkv == 0 || H%Hkv != 0 || !sameShape(y.shape, []int64{int64(B), int64(H), int64(Sq), int64(Dv)}) {
+		return nil
+	}
+	if Sq*Skv*D < minFastFlops || B*H == 0 {
+		return nil
+	}
+	j := attnJob{B: B, H: H, Hkv: Hkv, Sq: Sq, Skv: Skv, D: D, Dv: Dv, hasMask: mask.ok}
+	if mask.ok {
+		if mask.dt != ir.Float32 && mask.dt != ir.Bool || len(mask.shape) > 4 {
+			return nil
+		}
+		j.boolMask = mask.dt == ir.Bool
+		full := []int64{int64(B), int64(H), int64(Sq), int64(Skv)}
+		off := 4 - len(mask.shape)
+		st := rowStrides(mask.shape)
+		for i, d := range mask.shape {
+			switch {
+			case d == full[off+i]:
+				j.mst[off+i] = int(st[i])
+			case d != 1:
+				return nil
+			}
+		}
+	}
+	j.scale = 1 / math.Sqrt(float64(D))
+	if s.n.Has("scale") {
+		j.scale = float64(s.n.AttrFloat("scale", 0))
+	}
+	j.causal = s.n.AttrInt("is_causal", 0) != 0
+	// Per worker: K packed transposed, then the Sq×Skv scores (rounded to
+	// whole cache lines).
+	var l layout
+	j.pkOff, j.pvOff, j.scOff = l.add(kernels.PackedBLen(D, Skv)), l.add(kernels.PackedBLen(Skv, Dv)), l.add(Sq*Skv)
+	j.per = l.n
+	workers := s.pool.Workers()
+	s.scratch = workers * j.per * 4
+	pool := s.pool
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		job := attnJobs.Get().(*attnJob)
+		pbs := job.pbs
+		*job = j
+		if len(pbs) < 2*workers {
+			pbs = make([]kernels.PackedB, 2*workers)
+		}
+		job.pbs = pbs
+		job.q, job.k, job.v, job.y = in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out[0].Float32s()
+		if j.hasMask && j.boolMask {
+			job.mb = in[3].Data
+		} else if j.hasMask {
+			job.mf = in[3].Float32s()
+		}
+		job.buf = f32View(scratch, workers*j.per)
+		pool.RunTasks(B*H, job)
+		*job = attnJob{pbs: pbs}
+		attnJobs.Put(job)
+		return nil
+	}
+}
+
+// attnJob is one Attention run; task t is head t%H of batch t/H.
+type attnJob struct {
+	B, H, Hkv, Sq, Skv, D, Dv int
+	scale                     float64
+	causal                    bool
+	hasMask, boolMask         bool
+	mst                       [4]int // mask strides over [B, H, Sq, Skv]
+	pkOff, pvOff, scOff, per  int
+	pbs                       []kernels.PackedB // two per worker
+	q, k, v, y                []float32
+	mf                        []float32
+	mb                        []byte
+	buf                       []float32 // workers × per floats
+}
+
+var attnJobs = sync.Pool{New: func() any { return new(attnJob) }}
+
+// Task computes one head.
+func (j *attnJob) Task(w, t int) {
+	b, h := t/j.H, t%j.H
+	Sq, Skv, D, Dv := j.Sq, j.Skv, j.D, j.Dv
+	kvh := b*j.Hkv + h/(j.H/j.Hkv)
+	buf := j.buf[w*j.per : (w+1)*j.per]
+	scores := buf[j.scOff : j.scOff+Sq*Skv]
+	row0 := (b*j.H + h) * Sq
+	pk, pv := &j.pbs[2*w], &j.pbs[2*w+1]
+	pk.Pack(buf[j.pkOff:j.pvOff], j.k[kvh*Skv*D:(kvh+1)*Skv*D], D, D, Skv, true)
+	kernels.SgemmPacked(nil, Sq, j.q[row0*D:(row0+Sq)*D], D, pk, scores, Skv, false)
+	for i := 0; i < Sq; i++ {
+		j.softmaxRow(scores[i*Skv:(i+1)*Skv], b, h, i)
+	}
+	pv.Pack(buf[j.pvOff:j.scOff], j.v[kvh*Skv*Dv:(kvh+1)*Skv*Dv], Dv, Skv, Dv, false)
+	kernels.SgemmPacked(nil, Sq, scores, Skv, pv, j.y[row0*Dv:(row0+Sq)*Dv], Dv, false)
+}
+
+// softmaxRow turns one row of raw dot products into attention weights:
+// scale, mask, causal rule, then exp(s - max) / sum with the sum in float64.
+// A row that sees no key becomes NaN, as in the reference.
+func (j *attnJob) softmaxRow(row []float32, b, h, i int) {
+	ninf := float32(math.Inf(-1))
+	mx := math.Inf(-1)
+	mbase := b*j.mst[0] + h*j.mst[1] + i*j.mst[2]
+	for c := range row {
+		sc := float64(row[c]) * j.scale
+		if j.hasMask {
+			mi := mbase + c*j.mst[3]
+			if j.boolMask {
+				if j.mb[mi] == 0 {
+					sc = math.Inf(-1)
+				}
+			} else {
+				sc += float64(j.mf[mi])
+			}
+		}
+		if j.causal && c > i+j.Skv-j.Sq {
+			sc = math.Inf(-1)
+		}
+		row[c] = float32(sc)
+		if sc > mx {
+			mx = sc
+		}
+	}
+	if math.IsInf(mx, -1) || math.IsNaN(mx) {
+		nan := float32(math.NaN())
+		for c := range row {
+			row[c] = nan
+		}
+		return
+	}
+	sum := 0.0
+	for c, sc := range row {
+		if sc == ninf {
+			row[c] = 0
+			continue
+		}
+		p := math.Exp(float64(sc) - mx)
+		row[c] = float32(p)
+		sum += p
+	}
+	inv := float32(1 / sum)
+	for c := range row {
+		row[c] *= inv
+	}
+}

@@ -1,0 +1,114 @@
+package cpu
+
+import (
+	"github.com/weftrt/weft/ir"
+)
+
+func init() {
+	registerIntoFirst(buildFastConv, "Conv")
+	registerIntoFirst(buildFastFusedConv, "FusedConv")
+}
+
+// buildFastConv handles float32 1-D/2-D Conv with group 1 as SGEMM.
+func buildFastConv(s *nodeSpec) intoKernel {
+	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
+		return nil
+	}
+	return fastConv(s, arg{}, nil)
+}
+
+// buildFastFusedConv handles float32 FusedConv: Conv as SGEMM, then the
+// bias, residual and activation epilogue.
+func buildFastFusedConv(s *nodeSpec) intoKernel {
+	if len(s.in) < 2 || len(s.in) > 4 || len(s.out) != 1 {
+		return nil
+	}
+	act, ok := fusedAct(s.n)
+	if !ok {
+		return nil
+	}
+	return fastConv(s, s.input(3), act)
+}
+
+// fastConv builds Y[n] = act(W·col(X[n]) + B + Z[n]) for each image n:
+// W is the [M, C·kH·kW] weight matrix, col the im2col patch matrix
+// [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise conv). Grouped
+// convolutions decline (the plain kernel has a direct loop for them).
+func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
+	x, w, b, y := s.input(0), s.input(1), s.input(2), s.out[0]
+	if !x.ok || !w.ok || !allF32(x, w, b, z, y) {
+		return nil
+	}
+	r := len(x.shape) - 2
+	if r < 1 || r > 2 || len(w.shape) != r+2 || s.n.AttrInt("group", 1) != 1 {
+		return nil
+	}
+	N, C, M := int(x.shape[0]), int(x.shape[1]), int(w.shape[0])
+	if int(w.shape[1]) != C || b.ok && !sameShape(b.shape, []int64{int64(M)}) || z.ok && !sameShape(z.shape, y.shape) {
+		return nil
+	}
+	kernel := w.shape[2:]
+	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !sameShape(ks, kernel) {
+		return nil
+	}
+	g, ok := geom2(s.n, x.shape[2:], kernel, false)
+	if !ok {
+		return nil
+	}
+	want := []int64{int64(N), int64(M)}
+	for d := 2 - r; d < 2; d++ {
+		want = append(want, int64(g[d].out))
+	}
+	if !sameShape(want, y.shape) {
+		return nil
+	}
+	gh, gw := g[0], g[1]
+	H, W, OH, OW := gh.in, gw.in, gh.out, gw.out
+	kH, kW := gh.k, gw.k
+	ohw, kk := OH*OW, C*kH*kW
+	if M*ohw*kk < minFastFlops || kk*ohw*4 > maxIm2col {
+		return nil
+	}
+	hLo, hHi, wLo, wHi := make([]int, kH), make([]int, kH), make([]int, kW), make([]int, kW)
+	for k := range kH {
+		hLo[k], hHi[k] = gh.validRange(k)
+	}
+	for k := range kW {
+		wLo[k], wHi[k] = gw.validRange(k)
+	}
+	pointwise := kH == 1 && kW == 1 && gh.stride == 1 && gw.stride == 1 && gh.padB == 0 && gw.padB == 0 && OH == H && OW == W
+	var l layout
+	colOff := -1
+	if !pointwise {
+		colOff = l.add(kk * ohw)
+	}
+	pbOff, aOff := gemmLayout(&l, M, ohw, kk)
+	s.scratch = l.bytes()
+	pool := s.pool
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		xv, wv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+		var col []float32
+		if !pointwise {
+			col = region(scratch, colOff, kk*ohw)
+		}
+		for n := 0; n < N; n++ {
+			xn := xv[n*C*H*W : (n+1)*C*H*W]
+			if pointwise {
+				col = xn
+			} else {
+				im2col(col, xn, C, gh, gw, hLo, hHi, wLo, wHi)
+			}
+			yn := yv[n*M*ohw : (n+1)*M*ohw]
+			sgemm(pool, M, ohw, kk, wv, col, yn, scratch, pbOff, aOff)
+			e := epilogue{y: yn, act: act, rows: M, cols: ohw}
+			if b.ok {
+				e.rowBias = in[2].Float32s()
+			}
+			if z.ok {
+				e.z = in[3].Float32s()[n*M*ohw : (n+1)*M*ohw]
+			}
+			runEpilogue(pool, e)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,145 @@
+package cpu
+
+import (
+	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/backends/cpu/ref"
+	"github.com/weftrt/weft/ir"
+)
+
+func init() {
+	registerIntoFirst(buildFastMatMul, "MatMul")
+	registerIntoFirst(buildFastFusedMatMul, "FusedMatMul")
+}
+
+// minFastFlops is the smallest product (M·N·K) the SGEMM path takes; below
+// it the plain loop is as fast and the pool's hand-off is pure overhead.
+var minFastFlops = 4096
+
+// buildFastMatMul handles float32 MatMul with SGEMM.
+func buildFastMatMul(s *nodeSpec) intoKernel {
+	if len(s.in) != 2 || len(s.out) != 1 {
+		return nil
+	}
+	return fastMatMul(s, s.in[0], s.in[1], arg{}, nil)
+}
+
+// buildFastFusedMatMul handles float32 FusedMatMul: SGEMM, then the bias
+// and activation epilogue. The bias must be [N] (after dropping leading
+// 1s), a scalar, or absent.
+func buildFastFusedMatMul(s *nodeSpec) intoKernel {
+	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
+		return nil
+	}
+	act, ok := fusedAct(s.n)
+	if !ok {
+		return nil
+	}
+	return fastMatMul(s, s.in[0], s.in[1], s.input(2), act)
+}
+
+// fastMatMul builds Y = act(A·B + bias). A 2-D B (constant: packed here,
+// once) multiplies all rows of A at once; a batched B loops over the
+// broadcast batch with one SGEMM per matrix.
+func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32)) intoKernel {
+	y := s.out[0]
+	if !a.ok || !b.ok || !allF32(a, b, bias, y) || len(a.shape) < 1 || len(b.shape) < 2 {
+		return nil
+	}
+	as, bs := a.shape, b.shape
+	if len(as) == 1 {
+		as = []int64{1, as[0]}
+	}
+	ra, rb := len(as), len(bs)
+	M, K, N := int(as[ra-2]), int(as[ra-1]), int(bs[rb-1])
+	if int(bs[rb-2]) != K || M*N*K < minFastFlops {
+		return nil
+	}
+	batch, err := ref.BroadcastShapes(as[:ra-2], bs[:rb-2])
+	if err != nil {
+		return nil
+	}
+	want := append([]int64{}, batch...)
+	if len(a.shape) > 1 {
+		want = append(want, int64(M))
+	}
+	want = append(want, int64(N))
+	if !sameShape(want, y.shape) {
+		return nil
+	}
+	// The bias: a row vector [N] (leading 1s allowed) or a scalar.
+	var colBias, scalarBias bool
+	if bias.ok {
+		bn := numel(bias.shape)
+		lead := true
+		for i, d := range bias.shape {
+			if i < len(bias.shape)-1 && d != 1 {
+				lead = false
+			}
+		}
+		switch {
+		case len(bias.shape) > len(y.shape) || !lead:
+			return nil
+		case bn == 1:
+			scalarBias = true
+		case bn == N && bias.shape[len(bias.shape)-1] == int64(N):
+			colBias = true
+		default:
+			return nil
+		}
+	}
+	pool := s.pool
+	rowsTotal := numel(y.shape) / N
+	epi := func(in []*ir.Tensor, yv []float32) {
+		if !bias.ok && act == nil {
+			return
+		}
+		e := epilogue{y: yv, act: act, rows: rowsTotal, cols: N}
+		if colBias {
+			e.colBias = in[2].Float32s()
+		} else if scalarBias {
+			e.rowBias = in[2].Float32s()[:1]
+		}
+		runEpilogue(pool, e)
+	}
+	var l layout
+	if rb == 2 {
+		// Every row of A (batch dims flattened) times one B.
+		rows := numel(a.shape) / K
+		if b.c != nil {
+			pb := kernels.PackB(b.c.Float32s(), N, K, N)
+			aOff := l.add(rows * K)
+			s.scratch = l.bytes()
+			return func(in, out []*ir.Tensor, scratch []byte) error {
+				yv := out[0].Float32s()
+				kernels.SgemmPackedBuf(pool, rows, in[0].Float32s(), K, pb, yv, N, false, region(scratch, aOff, rows*K))
+				epi(in, yv)
+				return nil
+			}
+		}
+		pbOff, aOff := gemmLayout(&l, rows, N, K)
+		s.scratch = l.bytes()
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			yv := out[0].Float32s()
+			sgemm(pool, rows, N, K, in[0].Float32s(), in[1].Float32s(), yv, scratch, pbOff, aOff)
+			epi(in, yv)
+			return nil
+		}
+	}
+	nb := numel(batch)
+	aOff, bOff := make([]int, nb), make([]int, nb)
+	it := ref.NewIndexer(batch, ref.BroadcastStrides(as[:ra-2], batch), ref.BroadcastStrides(bs[:rb-2], batch))
+	for i := 0; i < nb; i++ {
+		aOff[i], bOff[i] = int(it.Offsets[0])*M*K, int(it.Offsets[1])*K*N
+		it.Next()
+	}
+	pbOff, apOff := gemmLayout(&l, M, N, K)
+	s.scratch = l.bytes()
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		av, bv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+		for bi := range aOff {
+			sgemm(pool, M, N, K, av[aOff[bi]:aOff[bi]+M*K], bv[bOff[bi]:bOff[bi]+K*N], yv[bi*M*N:(bi+1)*M*N], scratch, pbOff, apOff)
+		}
+		epi(in, yv)
+		return nil
+	}
+}

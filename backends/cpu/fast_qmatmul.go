@@ -1,0 +1,45 @@
+package cpu
+
+import (
+	"sync"
+
+	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/ir"
+)
+
+func init() { registerIntoFirst(buildFastQMatMul, "QMatMul") }
+
+// qactsPool holds activation buffers for QMatMul; each run takes one, so
+// concurrent runs never share, and a warm pool makes runs allocation-free.
+var qactsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
+
+// buildFastQMatMul handles QMatMul with a constant Q8_0 or Q4_0 weight and
+// float32 activations: the activations are quantized to q8 blocks once,
+// then integer dot products per block. Other weight types decline.
+func buildFastQMatMul(s *nodeSpec) intoKernel {
+	x, w, y := s.input(0), s.input(1), s.out[0]
+	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !w.ok || w.c == nil || x.dt != ir.Float32 || y.dt != ir.Float32 {
+		return nil
+	}
+	if w.dt != ir.Q8_0 && w.dt != ir.Q4_0 || len(w.shape) != 2 || len(x.shape) < 1 {
+		return nil
+	}
+	N, K := int(w.shape[0]), int(w.shape[1])
+	if K == 0 || K%32 != 0 || x.shape[len(x.shape)-1] != int64(K) {
+		return nil
+	}
+	want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(N))
+	if !sameShape(want, y.shape) || int64(len(w.c.Data)) != w.dt.Bytes(int64(N)*int64(K)) {
+		return nil
+	}
+	M := numel(x.shape) / K
+	dt, pool := w.dt, s.pool
+	return func(in, out []*ir.Tensor, _ []byte) error {
+		q := qactsPool.Get().(*kernels.QuantizedActs)
+		defer qactsPool.Put(q)
+		if err := kernels.QuantizeActs(q, in[0].Float32s(), K, M, K); err != nil {
+			return err
+		}
+		return kernels.QMatMul(pool, dt, in[1].Data, N, q, out[0].Float32s(), N)
+	}
+}
