@@ -12,10 +12,11 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test testdeps fmt-check vet crossbuild unit conformance fuzz conformance-doc bench build
 
-## demo: build the CLI, then compile and run the bundled example model (an MLP built with ir.Builder)
+## demo: build the CLI, then compile and run the bundled example model (an MLP built with ir.Builder) and generate text with the bundled tiny llama (examples/tinyllama)
 demo: build
 	$(BIN)/weft inspect --example mlp
 	$(BIN)/weft run --example mlp -O2
+	$(BIN)/weft generate examples/tinyllama/tinyllama.gguf -p "Q: How many programmers does it take" -n 64
 
 build:
 	$(GO) build -o $(BIN)/weft ./cmd/weft

@@ -30,41 +30,44 @@ func uniformTensor(shape []int64, seed uint64) *ir.Tensor {
 
 // BenchmarkMatMulGraph times the whole weft path for one sgemm: a graph
 // Y = MatMul(A, B) with B a constant weight [K,N], compiled by weft.New at
-// -O2 and run with Model.RunInto, and reports GFLOP/s. Threads are
-// GOMAXPROCS: run it with -cpu 1 or -cpu 2 in separate processes (the CPU
-// backend's worker pool is sized once per process).
+// -O2 with Options.Threads = 1 and 2 (GOMAXPROCS set to match), run with
+// Model.RunInto, and reports GFLOP/s.
 func BenchmarkMatMulGraph(b *testing.B) {
 	for _, sh := range matmulSizes {
 		M, N, K := sh[0], sh[1], sh[2]
-		b.Run(fmt.Sprintf("%dx%dx%d", M, N, K), func(b *testing.B) {
-			bld := ir.NewBuilder("matmul")
-			a := bld.Input("a", ir.Float32, ir.S(int64(M), int64(K)))
-			w := bld.Const("w", uniformTensor([]int64{int64(K), int64(N)}, 2))
-			bld.Output("y", bld.Op("MatMul", a, w))
-			g, err := bld.Build()
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := weft.New(g, weft.DefaultOptions())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close()
-			in := []*ir.Tensor{uniformTensor([]int64{int64(M), int64(K)}, 1)}
-			out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{int64(M), int64(N)})}
-			ctx := context.Background()
-			if err := m.RunInto(ctx, in, out); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for b.Loop() {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%dx%dx%d/t%d", M, N, K, threads), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+				bld := ir.NewBuilder("matmul")
+				a := bld.Input("a", ir.Float32, ir.S(int64(M), int64(K)))
+				w := bld.Const("w", uniformTensor([]int64{int64(K), int64(N)}, 2))
+				bld.Output("y", bld.Op("MatMul", a, w))
+				g, err := bld.Build()
+				if err != nil {
+					b.Fatal(err)
+				}
+				opts := weft.DefaultOptions()
+				opts.Threads = threads
+				m, err := weft.New(g, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				in := []*ir.Tensor{uniformTensor([]int64{int64(M), int64(K)}, 1)}
+				out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{int64(M), int64(N)})}
+				ctx := context.Background()
 				if err := m.RunInto(ctx, in, out); err != nil {
 					b.Fatal(err)
 				}
-			}
-			flops := 2 * float64(M) * float64(N) * float64(K) * float64(b.N)
-			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
-		})
+				b.ResetTimer()
+				for b.Loop() {
+					if err := m.RunInto(ctx, in, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				flops := 2 * float64(M) * float64(N) * float64(K) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -37,6 +37,18 @@ func TestOpFamilyRates(t *testing.T) {
 	reluBytes := 2.0 * 64 * 256 * 4
 	require.InDelta(t, max(64*256/100e9, reluBytes/1000e9)*1e6+1, dp.NodeUs(relu.Producer), 1e-9)
 
+	// A FusedMatMul with a Gelu: the multiply-adds and the bias at the
+	// matmul rate, each output's Gelu at the act rate.
+	dp.OpGFLOPS["act"] = 0.5
+	fm := b.OpA("FusedMatMul", []ir.AttrOption{ir.Str("activation", "Gelu")}, x, w, b.Const("bias", ir.NewTensor(ir.Float32, []int64{256})))
+	fm.DType, fm.Shape = ir.Float32, ir.S(64, 256)
+	out := 64.0 * 256
+	require.InDelta(t, (flops+out)/10e9*1e6+out/0.5e9*1e6+1, dp.NodeUs(fm.Producer), 1e-9)
+	gelu := b.Op("Gelu", mm)
+	gelu.DType, gelu.Shape = ir.Float32, ir.S(64, 256)
+	require.InDelta(t, out/0.5e9*1e6+1, dp.NodeUs(gelu.Producer), 1e-9)
+	delete(dp.OpGFLOPS, "act")
+
 	// Without op_gflops the MatMul runs at the peak: 10× faster here.
 	dp.OpGFLOPS = nil
 	require.InDelta(t, flops/100e9*1e6+1, dp.NodeUs(mm.Producer), 1e-9)

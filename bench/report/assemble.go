@@ -189,7 +189,7 @@ func (r *Results) sgemm(size string, threads int) *SgemmResult {
 }
 
 // addGemm reads bench/gemm's output (gemm.txt) and the whole-graph
-// MatMul benchmark's (matmul.tT.txt).
+// MatMul benchmark's (matmul.txt).
 func (r *Results) addGemm(dir string) error {
 	benches, err := parseFile(filepath.Join(dir, "gemm.txt"))
 	if err != nil {
@@ -220,20 +220,14 @@ func (r *Results) addGemm(dir string) error {
 			}
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "matmul.t*.txt"))
-	for _, f := range files {
-		t, ok := threadsOf(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "matmul."), ".txt"))
-		if !ok {
-			continue
-		}
-		benches, err := parseFile(f)
-		if err != nil {
-			r.Errors = append(r.Errors, "BenchmarkMatMulGraph: "+err.Error())
-			continue
-		}
-		for _, b := range benches {
-			parts := strings.Split(b.Name, "/")
-			if parts[0] == "BenchmarkMatMulGraph" && len(parts) == 2 {
+	benches, err = parseFile(filepath.Join(dir, "matmul.txt"))
+	if err != nil {
+		r.Errors = append(r.Errors, "BenchmarkMatMulGraph: "+errText(err, filepath.Join(dir, "matmul.err")))
+	}
+	for _, b := range benches {
+		parts := strings.Split(b.Name, "/")
+		if parts[0] == "BenchmarkMatMulGraph" && len(parts) == 3 {
+			if t, ok := threadsOf(parts[2]); ok {
 				r.sgemm(parts[1], t).WeftGraph = round2(b.Metrics["GFLOP/s"])
 			}
 		}

@@ -68,9 +68,10 @@ func TestAssembleEmpty(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, r.Models)
 	require.Empty(t, r.Sgemm)
-	require.Len(t, r.Errors, 2) // no models directory, no gemm output
+	require.Len(t, r.Errors, 3) // no models directory, no gemm output, no MatMul graph output
 	require.Contains(t, r.Errors[0], "no model benchmarks ran")
 	require.Contains(t, r.Errors[1], "bench/gemm")
+	require.Contains(t, r.Errors[2], "BenchmarkMatMulGraph")
 }
 
 func TestWriteReadMarkdown(t *testing.T) {

@@ -70,8 +70,8 @@ func newBenchCmd() *cobra.Command {
 			"shapes), --warmup more, then --runs timed runs of Model.RunInto into\n" +
 			"caller-owned output tensors. Prints median, p90, min and max latency, the\n" +
 			"compile time and the process's peak RSS (compile included).\n" +
-			"--threads sets GOMAXPROCS before compiling: weft has no thread option of its\n" +
-			"own yet, and its CPU worker pool is sized by GOMAXPROCS.",
+			"--threads N sets weft.Options.Threads (the CPU kernels' worker pool) and\n" +
+			"GOMAXPROCS (the goroutines that run everything else) to N.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("bench wants exactly one MODEL file (.onnx or %s)", weft.PlanExt)
@@ -82,7 +82,7 @@ func newBenchCmd() *cobra.Command {
 	opts, targeted := addOptFlag(cmd), addTargetFlag(cmd)
 	llmFlags := addLLMBenchFlags(cmd)
 	f := cmd.Flags()
-	f.IntVar(&threads, "threads", 0, "threads to run with (sets GOMAXPROCS; 0 = leave GOMAXPROCS as it is, by default the CPU count)")
+	f.IntVar(&threads, "threads", 0, "threads to run with (weft.Options.Threads and GOMAXPROCS; 0 = GOMAXPROCS as it is, by default the CPU count)")
 	f.IntVar(&runs, "runs", 10, "timed runs")
 	f.IntVar(&warmup, "warmup", 2, "untimed warm-up runs after the first run")
 	f.StringArrayVar(&dims, "dim", nil, "size of symbolic dimension SYM for generated inputs (SYM=N; repeatable)")
@@ -95,7 +95,7 @@ func newBenchCmd() *cobra.Command {
 			return fmt.Errorf("--warmup %d: want 0 or more", warmup)
 		}
 		if threads < 0 {
-			return fmt.Errorf("--threads %d: want 0 (leave GOMAXPROCS) or more", threads)
+			return fmt.Errorf("--threads %d: want 0 (GOMAXPROCS as it is) or more", threads)
 		}
 		dimVals, err := parseDimFlags(dims)
 		if err != nil {

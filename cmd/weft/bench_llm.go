@@ -75,7 +75,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	lm, err := loadLLM(path, capacity, []int{lf.prefill}, kvT, o)
+	lm, err := loadLLM(path, capacity, capacity, []int{lf.prefill}, kvT, o)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -55,7 +55,7 @@ func TestBenchText(t *testing.T) {
 	code, stdout, stderr := cli(t, "bench", model, "--runs", "2", "--threads", "2")
 	require.Equal(t, 0, code, stderr)
 	for _, want := range []string{model + " (-O2, 1 nodes)", "inputs:   a f32[2,3], b f32[2,3]", "outputs:  y f32[2,3]",
-		"threads:  2, set via GOMAXPROCS", "over 2 runs", "peak RSS: "} {
+		"threads:  2, set via weft.Options.Threads", "over 2 runs", "peak RSS: "} {
 		require.Contains(t, stdout, want)
 	}
 }

@@ -35,14 +35,17 @@ type familyBench struct {
 	build        func() *ir.Graph
 }
 
-// familyBenches are the shapes calibrate times per family: a BERT-base
-// projection, a ResNet stage-2 3×3 convolution (with its ReLU, fused at
-// -O2), a ResNet stem max-pool and a BERT LayerNorm.
+// familyBenches are what calibrate times per family: model-shaped ops
+// (BERT-base projections, ResNet stage convolutions with their ReLU, fused
+// at -O2, the ResNet stem's max-pool, a BERT LayerNorm and attention, a
+// Gelu over an FFN activation).
 var familyBenches = []familyBench{
-	{"matmul", "MatMul+Add [128,768]·[768,768]", func() *ir.Graph { return linearGraph(128, 768, 768) }},
-	{"conv", "Conv+Relu 3×3 128→128 on 28×28", func() *ir.Graph { return convGraph(128, 28) }},
+	{"matmul", "a BERT-base layer's projections, [128,768]·[768,768], ·[768,3072], ·[3072,768] with biases", linearGraph},
+	{"conv", "Conv+Relu 3×3 64@56×56, 128@28×28, 256@14×14, 512@7×7 in a row", convGraph},
 	{"pool", "MaxPool 3×3/2 on [1,64,112,112]", func() *ir.Graph { return poolGraph(64, 112) }},
 	{"norm", "LayerNormalization [128,768]", func() *ir.Graph { return normGraph(128, 768) }},
+	{"attention", "Attention [1,12,128,64]", func() *ir.Graph { return attentionGraph(12, 128, 64) }},
+	{"act", "Gelu [128,3072]", func() *ir.Graph { return unaryGraph("Gelu", 128, 3072) }},
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -68,8 +71,8 @@ func newCalibrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "cpu: matmul %.2f GFLOP/s (f32, %d×%d), read %.2f GB/s, launch %.2f µs/op; per family: matmul %.2f, conv %.2f, pool %.2f, norm %.2f GFLOP/s\n",
-				c.MatMulGFLOPS, n, n, c.ReadGBs, c.LaunchUs, c.Family["matmul"], c.Family["conv"], c.Family["pool"], c.Family["norm"])
+			fmt.Fprintf(cmd.ErrOrStderr(), "cpu: matmul %.2f GFLOP/s (f32, %d×%d), read %.2f GB/s, launch %.2f µs/op; per family: matmul %.2f, conv %.2f, attention %.2f, pool %.2f, norm %.2f, act %.3f GFLOP/s\n",
+				c.MatMulGFLOPS, n, n, c.ReadGBs, c.LaunchUs, c.Family["matmul"], c.Family["conv"], c.Family["attention"], c.Family["pool"], c.Family["norm"], c.Family["act"])
 			if out == "" {
 				_, err = cmd.OutOrStdout().Write(data)
 				return err
@@ -210,24 +213,43 @@ func randConst(b *ir.Builder, name string, rng *rand.Rand, shape ...int64) *ir.V
 	return b.Const(name, w)
 }
 
-// linearGraph is Y = X·W + bias with X [m,k] an input: a FusedMatMul at -O2.
-func linearGraph(m, k, n int64) *ir.Graph {
+// linearGraph is a BERT-base layer's projections in a row, each
+// Y = X·W + bias with its own weights (FusedMatMul at -O2): [128,768]·
+// [768,768], ·[768,3072], ·[3072,768]. Distinct weights (21 MB) make the
+// weights come from memory as in a model, not from a cache kept hot by
+// timing one op over and over.
+func linearGraph() *ir.Graph {
 	b := ir.NewBuilder("calibrate-linear")
 	rng := rand.New(rand.NewSource(3))
-	x := b.Input("x", ir.Float32, ir.S(m, k))
-	y := b.Op("Add", b.Op("MatMul", x, randConst(b, "w", rng, k, n)), randConst(b, "bias", rng, n))
+	y := b.Input("x", ir.Float32, ir.S(128, 768))
+	k := int64(768)
+	for i, n := range []int64{768, 3072, 768} {
+		y = b.Op("Add", b.Op("MatMul", y, randConst(b, fmt.Sprintf("w%d", i), rng, k, n)), randConst(b, fmt.Sprintf("b%d", i), rng, n))
+		k = n
+	}
 	b.Output("y", y)
 	return b.G
 }
 
-// convGraph is Relu(Conv3×3(X) + bias), c→c channels on an s×s image, pads 1.
-func convGraph(c, s int64) *ir.Graph {
+// convGraph is a ResNet-18 in miniature: one 3×3 convolution (+bias, ReLU)
+// per stage width and resolution, 64 channels at 56×56, then 128, 256 and
+// 512 at stride 2 (28×28, 14×14, 7×7), each with its own weights.
+func convGraph() *ir.Graph {
 	b := ir.NewBuilder("calibrate-conv")
 	rng := rand.New(rand.NewSource(4))
-	x := b.Input("x", ir.Float32, ir.S(1, c, s, s))
-	y := b.OpA("Conv", []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("pads", 1, 1, 1, 1)},
-		x, randConst(b, "w", rng, c, c, 3, 3), randConst(b, "bias", rng, c))
-	b.Output("y", b.Op("Relu", y))
+	y := b.Input("x", ir.Float32, ir.S(1, 64, 56, 56))
+	c := int64(64)
+	for i, out := range []int64{64, 128, 256, 512} {
+		stride := int64(2)
+		if i == 0 {
+			stride = 1
+		}
+		y = b.OpA("Conv", []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("pads", 1, 1, 1, 1), ir.Ints("strides", stride, stride)},
+			y, randConst(b, fmt.Sprintf("w%d", i), rng, out, c, 3, 3), randConst(b, fmt.Sprintf("b%d", i), rng, out))
+		y = b.Op("Relu", y)
+		c = out
+	}
+	b.Output("y", y)
 	return b.G
 }
 
@@ -245,6 +267,24 @@ func normGraph(m, n int64) *ir.Graph {
 	rng := rand.New(rand.NewSource(5))
 	x := b.Input("x", ir.Float32, ir.S(m, n))
 	b.Output("y", b.OpA("LayerNormalization", []ir.AttrOption{ir.Int("axis", -1)}, x, randConst(b, "scale", rng, n), randConst(b, "bias", rng, n)))
+	return b.G
+}
+
+// attentionGraph is BERT-style self-attention on inputs Q, K, V [1,h,s,d].
+func attentionGraph(h, s, d int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-attention")
+	q := b.Input("q", ir.Float32, ir.S(1, h, s, d))
+	k := b.Input("k", ir.Float32, ir.S(1, h, s, d))
+	v := b.Input("v", ir.Float32, ir.S(1, h, s, d))
+	b.Output("y", b.Op("Attention", q, k, v))
+	return b.G
+}
+
+// unaryGraph is one elementwise op over [m,n].
+func unaryGraph(op string, m, n int64) *ir.Graph {
+	b := ir.NewBuilder("calibrate-" + op)
+	x := b.Input("x", ir.Float32, ir.S(m, n))
+	b.Output("y", b.Op(op, x))
 	return b.G
 }
 

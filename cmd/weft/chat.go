@@ -86,7 +86,7 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}
-			lm, err := loadLLM(path, ctxLen, []int{64}, kvT, opts())
+			lm, err := loadLLM(path, ctxLen, 0, []int{64}, kvT, opts())
 			if err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}

@@ -7,7 +7,11 @@
 //	weft inspect MODEL
 //	weft conform [--json FILE] [--baseline FILE] [--markdown FILE] [-O N] DIR...
 //	weft zoo NAME -o FILE.onnx [--batch N] [--seq N] [--seed S] [--symbolic] [--opset N]
-//	weft generate MODEL.bin [-n N] [--ids] [-p IDS] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop IDS] [--ctx N]
+//	weft generate MODEL.gguf|MODEL.bin [-p TEXT|IDS] [-n N] [--ids] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop IDS] [--ctx N] [--kv-type f16|f32] [--overflow stop|slide]
+//	weft chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3] [--ctx N] [--kv-type f16|f32]
+//	weft bench MODEL.gguf [--prefill N] [--decode N] [--kv-type f16|f32] [--json]
+//	weft quantize IN.gguf OUT.gguf --type q4_0|q8_0|q4_k [--policy default|all|ffn-only]
+//	weft mkllm -o OUT.gguf [--preset llama-110m|tiny] [--type f16|q8_0|q4_0|...] [--arch llama|qwen2] [--seed S]
 //
 // The command is thin: it turns flags into calls of package weft (Open, New,
 // Load, Model.Run), npy and conform, and formats their results. It holds no

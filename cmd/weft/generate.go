@@ -108,7 +108,7 @@ func newGenerateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
-			lm, err := loadLLM(path, ctxLen, prefill, kvT, opts())
+			lm, err := loadLLM(path, ctxLen, len(promptIDs)+n, prefill, kvT, opts())
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,5 +245,40 @@ func TestChatTurnText(t *testing.T) {
 		got, err = c.turnText("more")
 		require.NoError(t, err)
 		require.Equal(t, tc.second, got, tc.tmpl)
+	}
+}
+
+// TestMkLLM: the same flags give the same bytes; qwen2 files load; bad
+// flags fail clearly.
+func TestMkLLM(t *testing.T) {
+	a, b := tinyGGUF(t, "q4_0"), tinyGGUF(t, "q4_0")
+	da, err := os.ReadFile(a)
+	require.NoError(t, err)
+	db, err := os.ReadFile(b)
+	require.NoError(t, err)
+	require.Equal(t, da, db)
+	q := tinyGGUF(t, "f16", "--arch", "qwen2", "--tied")
+	code, _, errOut := cli(t, "generate", q, "-p", "hello", "-n", "3")
+	require.Equal(t, 0, code, errOut)
+	f, err := gguf.Open(q)
+	require.NoError(t, err)
+	defer f.Close()
+	require.Equal(t, "qwen2", f.Architecture())
+	_, ok := f.TensorInfo("output.weight")
+	require.False(t, ok)
+	_, ok = f.TensorInfo("blk.0.attn_q.bias")
+	require.True(t, ok)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mkllm"}, "-o OUT.gguf is required"},
+		{[]string{"mkllm", "-o", filepath.Join(t.TempDir(), "x.gguf"), "--preset", "huge"}, "unknown preset"},
+		{[]string{"mkllm", "-o", filepath.Join(t.TempDir(), "x.gguf"), "--type", "i32"}, "unsupported"},
+		{[]string{"mkllm", "-o", filepath.Join(t.TempDir(), "x.gguf"), "--arch", "gpt2"}, "unsupported"},
+	} {
+		code, _, errOut := cli(t, tc.args...)
+		require.Equal(t, 1, code, tc.args)
+		require.Contains(t, errOut, tc.want, tc.args)
 	}
 }

@@ -39,9 +39,11 @@ func (m *llmModel) Close() {
 }
 
 // loadLLM reads a llama2.c checkpoint (.bin) or a GGUF model, builds the
-// decode graph and prefill graphs of the given lengths at capacity ctxLen
-// (0: the model's context length) with a kvType cache and compiles them.
-func loadLLM(path string, ctxLen int, prefill []int, kvType ir.DType, o weft.Options) (*llmModel, error) {
+// decode graph and prefill graphs of the given lengths with a kvType cache
+// and compiles them. The cache holds up to ctxLen tokens (0: the model's
+// context length); it starts with room for expect tokens (in pages of
+// llm.PageTokens) and grows on demand.
+func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o weft.Options) (*llmModel, error) {
 	t0 := time.Now()
 	m := &llmModel{path: path}
 	var w *llama.Weights
@@ -77,42 +79,21 @@ func loadLLM(path string, ctxLen int, prefill []int, kvType ir.DType, o weft.Opt
 		}
 		m.capacity = ctxLen
 	}
-	seqs := []int{1}
-	for _, s := range prefill {
-		s = min(s, m.capacity)
-		if s > 1 && !contains(seqs, s) {
-			seqs = append(seqs, s)
-		}
-	}
-	var runners []llm.Runner
-	for _, s := range seqs {
-		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: s, Capacity: m.capacity, KVType: kvType})
+	// The cache starts at the pages the expected context needs and grows
+	// on demand up to the capacity (recompiling the graphs per growth).
+	factory := func(seq, capacity int) (llm.Runner, error) {
+		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType})
 		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
-		r, err := weft.New(g, o)
-		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("%s: compile the %d-token graph: %w", path, s, err)
-		}
-		runners = append(runners, r)
+		return weft.New(g, o)
 	}
-	if m.model, err = llm.New(runners...); err != nil {
+	if m.model, err = llm.NewGrowing(factory, prefill, min(expect, m.capacity), m.capacity); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.load = time.Since(t0)
 	return m, nil
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // prefillBucket is the smallest power of two ≥ n (at least 2), capped at
@@ -236,5 +217,5 @@ func kvTypeFlag(cmd *cobra.Command) func() (ir.DType, error) {
 func (m *llmModel) cacheNote() string {
 	c := m.model
 	b := int64(2*c.Layers*c.KVHeads*c.Capacity*c.HeadDim) * int64(c.KVType.Size())
-	return fmt.Sprintf("KV cache %v, %.1f MB", c.KVType, float64(b)/1e6)
+	return fmt.Sprintf("KV cache %v, %d of up to %d tokens allocated (%.1f MB)", c.KVType, c.Capacity, c.MaxCapacity(), float64(b)/1e6)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -182,7 +183,9 @@ func planDevices(real []backends.Device, prof *scheduler.Profile, targets []stri
 			byName[d.Name()] = d
 		}
 		for _, e := range prof.Devices {
-			if d, ok := byName[e.Name]; ok {
+			// The real device of that name, unless it is of another kind
+			// (lavapipe's vulkan:0 is no stand-in for a phone's GPU).
+			if d, ok := byName[e.Name]; ok && d.Kind().String() == e.Kind {
 				devs = append(devs, d)
 				continue
 			}
@@ -200,12 +203,22 @@ func planDevices(real []backends.Device, prof *scheduler.Profile, targets []stri
 	for _, t := range targets {
 		found := false
 		for _, d := range devs {
-			if d.Name() == t || strings.HasPrefix(d.Name(), t+":") || d.Kind().String() == t {
+			if d.Name() == t || strings.HasPrefix(d.Name(), t+":") {
 				found = true
 				if !containsDevice(out, d) {
 					out = append(out, d)
 				}
 			}
+		}
+		for _, d := range devs {
+			// A kind only when no device has that name ("cpu" is the CPU
+			// backend, not a software Vulkan device of kind CPU too).
+			if !found && d.Kind().String() == t && !containsDevice(out, d) {
+				out = append(out, d)
+			}
+		}
+		if !found {
+			found = slices.ContainsFunc(devs, func(d backends.Device) bool { return d.Kind().String() == t })
 		}
 		if !found {
 			names := make([]string, len(devs))

@@ -82,11 +82,16 @@ func checkTarget(list []string) error {
 			continue
 		}
 		if isVulkanTarget(t) {
-			why := vulkan.Unavailable()
-			if why == "" {
-				why = "no such Vulkan device"
+			var have []string
+			for _, d := range all {
+				if isVulkanTarget(d.Name()) {
+					have = append(have, d.Name())
+				}
 			}
-			return fmt.Errorf("--target %s: no Vulkan device: %s", t, why)
+			if len(have) > 0 {
+				return fmt.Errorf("--target %s: no such Vulkan device (have: %s)", t, strings.Join(have, ", "))
+			}
+			return fmt.Errorf("--target %s: no Vulkan device: %s", t, vulkan.Unavailable())
 		}
 		names := make([]string, len(all))
 		for i, d := range all {

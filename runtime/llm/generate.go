@@ -145,14 +145,14 @@ func (m *Model) generate(ctx context.Context, prompt []int32, opts Options, emit
 			met.Stop = StopMaxTokens
 			return met, nil
 		}
-		if m.pos >= m.Capacity {
-			if !opts.Slide || m.Capacity < 2 {
+		if m.pos >= m.MaxCapacity() {
+			if !opts.Slide || m.MaxCapacity() < 2 {
 				met.Stop = StopContextFull
 				return met, nil
 			}
 			// history ends with tok, which is not in the cache yet: re-prefill
 			// the newest half of the capacity, tok last.
-			keep := history[max(0, len(history)-m.Capacity/2):]
+			keep := history[max(0, len(history)-m.MaxCapacity()/2):]
 			t0 := time.Now()
 			m.Reset()
 			logits, err = m.Feed(ctx, keep)

@@ -62,7 +62,8 @@ type Model struct {
 	steps []*step // by seq, ascending; steps[0].seq == 1
 	keys  []*ir.Tensor
 	vals  []*ir.Tensor
-	pos   int // tokens in the cache
+	pos   int     // tokens in the cache
+	grow  *grower // nil: fixed capacity
 }
 
 // New wraps compiled graphs of one model: the decode graph (sequence
@@ -258,13 +259,16 @@ func (m *Model) Feed(ctx context.Context, tokens []int32) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, errors.New("llm: Feed of no tokens")
 	}
-	if m.pos+len(tokens) > m.Capacity {
-		return nil, fmt.Errorf("%w: %d tokens in the cache + %d new > capacity %d", ErrContextFull, m.pos, len(tokens), m.Capacity)
+	if m.pos+len(tokens) > m.MaxCapacity() {
+		return nil, fmt.Errorf("%w: %d tokens in the cache + %d new > capacity %d", ErrContextFull, m.pos, len(tokens), m.MaxCapacity())
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= m.Vocab {
 			return nil, fmt.Errorf("llm: token %d is outside the vocabulary of %d", t, m.Vocab)
 		}
+	}
+	if err := m.ensure(m.pos + len(tokens)); err != nil {
+		return nil, err
 	}
 	var logits []float32
 	for len(tokens) > 0 {

@@ -386,6 +386,9 @@ def main():
     ap.add_argument("--max-steps", type=int, default=0, help="0: train for --minutes")
     ap.add_argument("--eval-every", type=int, default=200)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--reuse", metavar="DIR",
+                    help="skip training: load DIR/model.json and DIR/weights (a previous run) "
+                         "and only write the fixtures, computed with this torch on the CPU")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--prompt", default="The meaning of life is")
     a = ap.parse_args()
@@ -407,6 +410,11 @@ def main():
     print("tokens: train %d, val %d (%.2f chars/token) (%.1fs)" % (
         len(train), len(val), sum(map(len, docs[nval:])) / len(train), time.time() - t0))
 
+    if a.reuse:
+        if json.load(open(os.path.join(a.reuse, "model.json")))["tokens"] != tokens:
+            raise SystemExit("train.py: %s was trained with another vocabulary" % a.reuse)
+        fixtures(a, spm, load(a.reuse))
+        return
     c = dict(vocab=len(tokens), dim=a.dim, layers=a.layers, heads=a.heads, kv_heads=a.kv_heads,
              ffn=a.ffn, ctx=a.ctx, eps=1e-5, rope_theta=10000.0)
     model = Llama(dict(c, dropout=a.dropout)).to(a.device)
@@ -464,18 +472,44 @@ def main():
                 corpus_files=files, tokens=tokens, scores=scores, token_type=types)
     json.dump(meta, open(os.path.join(a.out, "model.json"), "w"))
 
+    fixtures(a, spm, model)
+
+
+def load(directory):
+    """Rebuilds a trained model from train.py's output directory."""
+    meta = json.load(open(os.path.join(directory, "model.json")))
+    model = Llama(meta["config"])
+    params = dict(model.named_parameters())
+    names = dict(zip(model.gguf_tensors().keys(), (n for n, _ in model.named_parameters())))
+    with torch.no_grad():
+        for gname, pname in names.items():
+            arr = np.load(os.path.join(directory, "weights", gname + ".npy"))
+            params[pname].copy_(torch.from_numpy(arr))
+    return model.eval()
+
+
+def dump(obj, path):
+    """Writes a fixture as indented JSON with each id list on one line."""
+    s = json.dumps(obj, ensure_ascii=False, indent=1)
+    s = re.sub(r"\[\s+([\d,\s]+?)\s+\]",
+               lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", s)
+    with open(path, "w") as f:
+        f.write(s + "\n")
+
+
+def fixtures(a, spm, model):
     lines = ["Q: How many programmers does it take to change a light bulb?",
              "You will be successful in your work.",
              "  Indented\ttext, café & naïve\nsecond line"]
-    json.dump({"cases": [{"text": s, "ids": spm.encode(s)} for s in lines]},
-              open(os.path.join(a.out, "tokenize.json"), "w"), indent=1)
+    dump({"cases": [{"text": s, "ids": spm.encode(s)} for s in lines]},
+         os.path.join(a.out, "tokenize.json"))
     prompt = spm.encode(a.prompt)
     gen = greedy(model, prompt, 32)
     print("prompt:", a.prompt)
     print("greedy:", repr(spm.decode(gen, prompt)))
-    json.dump({"prompt": a.prompt, "prompt_ids": prompt, "greedy_ids": gen,
-               "greedy_text": spm.decode(gen, prompt)},
-              open(os.path.join(a.out, "greedy.json"), "w"), indent=1)
+    dump({"prompt": a.prompt, "prompt_ids": prompt, "greedy_ids": gen,
+          "greedy_text": spm.decode(gen, prompt)},
+         os.path.join(a.out, "greedy.json"))
     for p in ["Q:", "A fool", "You will"]:
         ids = spm.encode(p)
         print("sample %r -> %r" % (p, p + spm.decode(greedy(model, ids, 40), ids)))

@@ -1,0 +1,97 @@
+package cpu_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/runtime"
+	"github.com/weftrt/weft/zoo"
+)
+
+// BenchmarkZoo times Model.RunInto of the zoo's benchmark models at -O2
+// with 1 and 2 threads (go test -bench Zoo ./backends/cpu; -v also logs
+// the time per op type of one traced run).
+func BenchmarkZoo(b *testing.B) {
+	for _, name := range []string{"resnet18", "resnet50", "bert-4l", "gpt-6l"} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(b *testing.B) {
+				g, err := zoo.Build(name, zoo.Options{Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				opts := weft.DefaultOptions()
+				opts.Threads = threads
+				m, err := weft.New(g, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				in, out := benchIO(b, m)
+				ctx := context.Background()
+				if err := m.RunInto(ctx, in, out); err != nil {
+					b.Fatal(err)
+				}
+				tr := runtime.NewTrace()
+				if err := m.RunInto(backends.WithTracer(ctx, tr), in, out); err != nil {
+					b.Fatal(err)
+				}
+				logOps(b, tr)
+				for b.Loop() {
+					if err := m.RunInto(ctx, in, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// benchIO makes inputs (floats 0.5, integers 1: valid token ids and an
+// all-ones mask) and output tensors of the model's static shapes.
+func benchIO(b *testing.B, m *weft.Model) (in, out []*ir.Tensor) {
+	for _, v := range m.Inputs() {
+		t := ir.NewTensor(v.DType, v.Shape.Ints())
+		for i := range int(ir.NumElements(t.Shape)) {
+			switch {
+			case v.DType.IsFloat():
+				t.SetFloat64(i, 0.5)
+			default:
+				t.SetFloat64(i, 1)
+			}
+		}
+		in = append(in, t)
+	}
+	for _, v := range m.Outputs() {
+		if !v.Shape.Static() {
+			b.Skipf("output %v has no static shape", v)
+		}
+		out = append(out, ir.NewTensor(v.DType, v.Shape.Ints()))
+	}
+	return in, out
+}
+
+// logOps logs the time per op type of one traced run, largest first.
+func logOps(b *testing.B, tr *runtime.Trace) {
+	per := map[string]time.Duration{}
+	for _, s := range tr.Spans() {
+		if s.Kind == backends.SpanNode {
+			per[s.Node.Op] += s.End.Sub(s.Start)
+		}
+	}
+	ops := make([]string, 0, len(per))
+	for op := range per {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool { return per[ops[i]] > per[ops[j]] })
+	line := ""
+	for _, op := range ops {
+		line += fmt.Sprintf(" %s %.2fms", op, float64(per[op].Microseconds())/1000)
+	}
+	b.Log("per op:" + line)
+}
