@@ -10,7 +10,7 @@ FUZZTIME  ?= 20s
 FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./frontend/gguf/:FuzzParse ./tokenizer/:FuzzEncode ./tokenizer/:FuzzReadGGUFVocab
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test testdeps fmt-check vet crossbuild unit conformance fuzz conformance-doc bench build
+.PHONY: demo test testdeps fmt-check vet crossbuild unit arm64test conformance fuzz conformance-doc bench build
 
 ## demo: build the CLI, then compile and run the bundled example model (an MLP built with ir.Builder) and generate text with the bundled tiny llama (examples/tinyllama)
 demo: build
@@ -22,7 +22,7 @@ build:
 	$(GO) build -o $(BIN)/weft ./cmd/weft
 
 ## test: everything CI runs — formatting, vet, unit tests, ONNX conformance against the baseline, fuzzing
-test: testdeps fmt-check vet crossbuild unit conformance fuzz
+test: testdeps fmt-check vet crossbuild unit arm64test conformance fuzz
 
 # The ONNX backend test data and the Vulkan loader, headers, lavapipe and
 # glslc, and chromium for the headless plan-page test (Debian packages),
@@ -37,6 +37,12 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# The CPU backend and the IR run on arm64 under qemu-user (QEMU_CPU=max
+# enables dotprod/i8mm; without NEON assembly one CPU model covers every path).
+arm64test:
+	@dpkg -s qemu-user >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y qemu-user)
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -exec 'qemu-aarch64 -cpu max' ./ir/... ./backends/cpu/...
 
 # The core builds without cgo and cross-compiles for phones (arm64).
 crossbuild:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/runtime"
 	"github.com/weftrt/weft/zoo"
@@ -94,4 +95,46 @@ func logOps(b *testing.B, tr *runtime.Trace) {
 		line += fmt.Sprintf(" %s %.2fms", op, float64(per[op].Microseconds())/1000)
 	}
 	b.Log("per op:" + line)
+}
+
+// BenchmarkConvGEMMShapes times the SGEMMs of ResNet's 3×3 convolutions
+// (M = out channels, N = output pixels, K = in channels·9) on one thread.
+func BenchmarkConvGEMMShapes(b *testing.B) {
+	for _, s := range [][3]int{{64, 3136, 576}, {128, 784, 1152}, {256, 196, 2304}, {512, 49, 4608}, {196, 256, 2304}, {49, 512, 4608}} {
+		M, N, K := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("%dx%dx%d", M, N, K), func(b *testing.B) {
+			a, bb, c := make([]float32, M*K), make([]float32, K*N), make([]float32, M*N)
+			pb := kernels.PackB(bb, N, K, N)
+			b.Run("packedB", func(b *testing.B) {
+				for b.Loop() {
+					kernels.SgemmPacked(nil, M, a, K, pb, c, N, false)
+				}
+				b.ReportMetric(float64(2*M*N*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			b.Run("Sgemm", func(b *testing.B) {
+				for b.Loop() {
+					kernels.Sgemm(nil, M, N, K, a, K, bb, N, c, N, false)
+				}
+				b.ReportMetric(float64(2*M*N*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		})
+	}
+}
+
+// BenchmarkBERTGEMMShapes times BERT-base's projections at sequence 128
+// with packed weights on a 2-worker pool.
+func BenchmarkBERTGEMMShapes(b *testing.B) {
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	for _, s := range [][3]int{{128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}} {
+		M, N, K := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("%dx%dx%d", M, N, K), func(b *testing.B) {
+			a, bb, c := make([]float32, M*K), make([]float32, K*N), make([]float32, M*N)
+			pb := kernels.PackB(bb, N, K, N)
+			for b.Loop() {
+				kernels.SgemmPacked(pool, M, a, K, pb, c, N, false)
+			}
+			b.ReportMetric(float64(2*M*N*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
 }

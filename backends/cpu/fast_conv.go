@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -82,9 +83,44 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 	if !pointwise {
 		colOff = l.add(kk * ohw)
 	}
+	pool := s.pool
+	epi := func(in []*ir.Tensor, n int, yn []float32) {
+		e := epilogue{y: yn, act: act, rows: M, cols: ohw}
+		if b.ok {
+			e.rowBias = in[2].Float32s()
+		}
+		if z.ok {
+			e.z = in[3].Float32s()[n*M*ohw : (n+1)*M*ohw]
+		}
+		runEpilogue(pool, e)
+	}
+	if w.c != nil && ohw < M {
+		// Few output pixels, many channels (the deep layers): Yᵀ = colᵀ·Wᵀ
+		// with the weights packed once as the B side, so the GEMM's N is
+		// the channel count; the patches and the result are transposed.
+		pw := kernels.PackBT(w.c.Float32s(), kk, kk, M)
+		atOff, ytOff, aOff := l.add(ohw*kk), l.add(ohw*M), l.add(ohw*kk)
+		s.scratch = l.bytes()
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			xv, yv := in[0].Float32s(), out[0].Float32s()
+			at, yt := region(scratch, atOff, ohw*kk), region(scratch, ytOff, ohw*M)
+			for n := 0; n < N; n++ {
+				col := xv[n*C*H*W : (n+1)*C*H*W]
+				if !pointwise {
+					col = region(scratch, colOff, kk*ohw)
+					im2col(col, xv[n*C*H*W:(n+1)*C*H*W], C, gh, gw, hLo, hHi, wLo, wHi)
+				}
+				transpose(at, col, kk, ohw)
+				kernels.SgemmPackedBuf(pool, ohw, at, kk, pw, yt, M, false, region(scratch, aOff, ohw*kk))
+				yn := yv[n*M*ohw : (n+1)*M*ohw]
+				transpose(yn, yt, ohw, M)
+				epi(in, n, yn)
+			}
+			return nil
+		}
+	}
 	pbOff, aOff := gemmLayout(&l, M, ohw, kk)
 	s.scratch = l.bytes()
-	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, wv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		var col []float32
@@ -100,15 +136,26 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 			}
 			yn := yv[n*M*ohw : (n+1)*M*ohw]
 			sgemm(pool, M, ohw, kk, wv, col, yn, scratch, pbOff, aOff)
-			e := epilogue{y: yn, act: act, rows: M, cols: ohw}
-			if b.ok {
-				e.rowBias = in[2].Float32s()
-			}
-			if z.ok {
-				e.z = in[3].Float32s()[n*M*ohw : (n+1)*M*ohw]
-			}
-			runEpilogue(pool, e)
+			epi(in, n, yn)
 		}
 		return nil
+	}
+}
+
+// transpose writes the cols×rows transpose of the rows×cols row-major src
+// into dst, in 16×16 tiles.
+func transpose(dst, src []float32, rows, cols int) {
+	const t = 16
+	for i0 := 0; i0 < rows; i0 += t {
+		i1 := min(i0+t, rows)
+		for j0 := 0; j0 < cols; j0 += t {
+			j1 := min(j0+t, cols)
+			for i := i0; i < i1; i++ {
+				row := src[i*cols : i*cols+cols]
+				for j := j0; j < j1; j++ {
+					dst[j*rows+i] = row[j]
+				}
+			}
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync"
+
 	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -132,6 +134,26 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32)) intoKernel {
 		aOff[i], bOff[i] = int(it.Offsets[0])*M*K, int(it.Offsets[1])*K*N
 		it.Next()
 	}
+	if workers := pool.Workers(); nb >= workers && workers > 1 && M*N*K <= 1<<21 {
+		// Many small products (attention scores): one batch per task,
+		// each worker packing into its own scratch.
+		pbLen := (kernels.PackedBLen(K, N) + 15) &^ 15
+		s.scratch = workers * pbLen * 4
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			j := bmmJobs.Get().(*bmmJob)
+			pbs := j.pbs
+			if len(pbs) < workers {
+				pbs = make([]kernels.PackedB, workers)
+			}
+			*j = bmmJob{M: M, N: N, K: K, a: in[0].Float32s(), b: in[1].Float32s(), y: out[0].Float32s(), aOff: aOff, bOff: bOff,
+				buf: region(scratch, 0, workers*pbLen), pbLen: pbLen, pbs: pbs}
+			pool.RunTasks(nb, j)
+			*j = bmmJob{pbs: pbs}
+			bmmJobs.Put(j)
+			epi(in, out[0].Float32s())
+			return nil
+		}
+	}
 	pbOff, apOff := gemmLayout(&l, M, N, K)
 	s.scratch = l.bytes()
 	return func(in, out []*ir.Tensor, scratch []byte) error {
@@ -142,4 +164,24 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32)) intoKernel {
 		epi(in, yv)
 		return nil
 	}
+}
+
+// bmmJob is a batched MatMul with one task per batch.
+type bmmJob struct {
+	M, N, K    int
+	a, b, y    []float32
+	aOff, bOff []int
+	buf        []float32 // workers × pbLen floats
+	pbLen      int
+	pbs        []kernels.PackedB // one per worker
+}
+
+var bmmJobs = sync.Pool{New: func() any { return new(bmmJob) }}
+
+// Task multiplies batch bi on worker w.
+func (j *bmmJob) Task(w, bi int) {
+	M, N, K := j.M, j.N, j.K
+	pb := &j.pbs[w]
+	pb.Pack(j.buf[w*j.pbLen:(w+1)*j.pbLen], j.b[j.bOff[bi]:j.bOff[bi]+K*N], N, K, N, false)
+	kernels.SgemmPacked(nil, M, j.a[j.aOff[bi]:j.aOff[bi]+M*K], K, pb, j.y[bi*M*N:(bi+1)*M*N], N, false)
 }

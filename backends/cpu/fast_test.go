@@ -94,6 +94,7 @@ func TestFastMatMul(t *testing.T) {
 			{[]int64{64}, []int64{64, 96}, true},                  // 1-D A
 			{[]int64{2, 5, 19, 33}, []int64{2, 5, 33, 21}, false}, // attention-like
 			{[]int64{3, 1, 20, 30}, []int64{4, 30, 17}, false},    // broadcast batch
+			{[]int64{2, 40, 30}, []int64{2, 30, 50}, false},       // fewer batches than workers
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprint(c.a, c.b), func(t *testing.T) {
@@ -135,6 +136,9 @@ func TestFastConv(t *testing.T) {
 			{[]int64{1, 8, 15, 15}, []int64{33, 8, 3, 3}, []ir.AttrOption{ir.Ints("dilations", 2, 2), ir.Str("auto_pad", "SAME_UPPER")}},
 			{[]int64{2, 6, 80}, []int64{10, 6, 5}, []ir.AttrOption{ir.Ints("strides", 3)}}, // 1-D
 			{[]int64{1, 32, 14, 14}, []int64{64, 32, 1, 1}, []ir.AttrOption{ir.Ints("strides", 2, 2)}},
+			// Fewer output pixels than channels: the transposed GEMM.
+			{[]int64{1, 16, 5, 5}, []int64{40, 16, 1, 1}, nil},
+			{[]int64{2, 8, 6, 6}, []int64{48, 8, 3, 3}, []ir.AttrOption{ir.Ints("pads", 1, 1, 1, 1)}},
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprint(c.x, c.w), func(t *testing.T) {

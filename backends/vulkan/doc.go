@@ -1,6 +1,7 @@
 // Package vulkan is weft's Vulkan compute backend. It registers itself as
-// "vulkan" in init(); a program enables it by importing it (weft.go and
-// cmd/weft do not, yet). Devices are named "vulkan:N" after their index in
+// "vulkan" in init(); a program enables it by importing it (cmd/weft does:
+// `--target vulkan` places every node this backend supports on it; weft.go
+// does not). Devices are named "vulkan:N" after their index in
 // vkEnumeratePhysicalDevices.
 //
 // What it owns:
@@ -18,8 +19,8 @@
 //   - Quirks and kill switches (quirks.go, the only place that looks at
 //     vendor, device and driver; see the list of WEFT_VULKAN_* variables
 //     there).
-//   - Op planning (ops.go): node → shader dispatches (push constants,
-//     workgroup counts). It answers Supports, so a node runs here only if
+//   - Op planning (ops.go, ops_layout.go, ops_nn.go): node → shader
+//     dispatches (push constants, workgroup counts). It answers Supports, so a node runs here only if
 //     planning succeeds; anything else is declined with an error wrapping
 //     ir.ErrUnsupported that says why, and stays on another device.
 //   - Execution (exec.go): Compile uploads the partition's constants once
@@ -32,14 +33,41 @@
 //   - The shaders (shaders/*.comp, GLSL compute), compiled to SPIR-V by
 //     glslc through `go generate` (generate.go) and embedded.
 //
-// Kernels of this first slice: f32 only, static shapes. MatMul (16×16
-// tiles, ONNX batching and broadcasting, 1-D operands), FusedMatMul (bias
-// with numpy broadcasting, every activation of the op contract), Add, Sub,
-// Mul, Div (numpy broadcasting up to rank 6), Relu, Sigmoid, Tanh, Gelu
-// (exact and tanh), SiLU, Exp, Softmax (last axis, and the legacy 2-D
-// form), LayerNormalization and RMSNormalization (any axis; scale and bias
-// with one value per normalized element), Transpose (rank ≤ 6). Each is
-// tested against the CPU reference kernels on random inputs.
+// Kernels: f32 data only, static shapes; anything else is declined.
+//
+//   - Linear algebra: MatMul (16×16 tiles, ONNX batching and broadcasting,
+//     1-D operands), FusedMatMul (bias with numpy broadcasting, every
+//     activation of the op contract).
+//   - Elementwise: Add, Sub, Mul, Div, Max, Min (numpy broadcasting up to
+//     rank 6), Relu, Sigmoid, Tanh, Gelu (exact and tanh), SiLU, Exp, Neg,
+//     Abs, Sqrt, Reciprocal, Log, Erf, LeakyRelu, HardSigmoid; Fused (the
+//     body's nodes become one dispatch each, intermediates in the arena,
+//     body constants uploaded with the partition's).
+//   - Normalization and reductions: Softmax (last axis, and the legacy
+//     2-D form), LayerNormalization and RMSNormalization (any axis; scale
+//     and bias with one value per normalized element; not LayerNorm's Mean
+//     and InvStdDev outputs), ReduceMean and ReduceSum over trailing axes
+//     (constant axes), GlobalAveragePool.
+//   - Convolution and pooling, 1-D and 2-D: Conv and FusedConv (groups,
+//     strides, dilations, pads, auto_pad; bias, residual, activation),
+//     MaxPool (without the Indices output) and AveragePool (ceil_mode,
+//     count_include_pad), one invocation per output element.
+//   - Attention (weft's op): grouped-query heads, is_causal, scale, an
+//     additive float mask broadcast to [B, H, Sq, Skv]; an online softmax
+//     per query row (value head size ≤ 256; boolean masks declined).
+//   - Layout: Transpose (rank ≤ 6), Reshape, Flatten, Squeeze, Unsqueeze,
+//     Identity and Transfer (whole-buffer copies), Concat, Slice (constant
+//     starts, ends, axes and steps, negative steps included), all on one
+//     strided-copy shader; Gather along axis 0 (embedding lookups) with
+//     int64 or int32 indices, which the executable checks on the host
+//     before the dispatch (constant indices at compile time), so that an
+//     out-of-range index is an error, never a wrong read.
+//
+// Each is tested against the CPU reference kernels on small, odd shapes
+// (ops_test.go, ops_more_test.go), whole models with a mix of CPU and
+// Vulkan partitions against the CPU alone (mixed_test.go; with the device
+// seen as not host-visible too, so that Transfer nodes are exercised), and
+// the ONNX node tests through conform (conform/vulkan_test.go).
 //
 // What it must not know: the scheduler, the runtime, other backends, any
 // frontend or pass. It sees the graph only through the partitions and

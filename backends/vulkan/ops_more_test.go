@@ -136,10 +136,10 @@ func TestAttention(t *testing.T) {
 	mask := func(shape ...int64) operand { return operand{shape: dims(shape), mask: true} }
 	runCases(t, []opCase{
 		{op: "Attention", ins: []operand{in(1, 2, 3, 4), in(1, 2, 5, 4), in(1, 2, 5, 6)}, tol: tol},
-		{op: "Attention", ins: []operand{in(2, 4, 3, 8), in(2, 2, 3, 8), in(2, 2, 3, 8)}, tol: tol},               // GQA
+		{op: "Attention", ins: []operand{in(2, 4, 3, 8), in(2, 2, 3, 8), in(2, 2, 3, 8)}, tol: tol}, // GQA
 		{op: "Attention", attrs: []ir.AttrOption{ir.Int("is_causal", 1)}, ins: []operand{in(1, 3, 4, 5), in(1, 1, 6, 5), in(1, 1, 6, 3)}, tol: tol},
 		{op: "Attention", attrs: []ir.AttrOption{ir.Int("is_causal", 1), ir.Float("scale", 0.3)}, ins: []operand{in(1, 2, 5, 4), in(1, 2, 3, 4), in(1, 2, 3, 4)}, tol: tol}, // rows with no key: NaN
-		{op: "Attention", ins: []operand{in(2, 2, 3, 4), in(2, 2, 5, 4), in(2, 2, 5, 4), in(2, 1, 1, 5)}, tol: tol}, // padding mask
+		{op: "Attention", ins: []operand{in(2, 2, 3, 4), in(2, 2, 5, 4), in(2, 2, 5, 4), in(2, 1, 1, 5)}, tol: tol},                                                         // padding mask
 		{op: "Attention", ins: []operand{in(1, 2, 3, 4), in(1, 2, 4, 4), in(1, 2, 4, 4), mask(3, 4)}, tol: tol},
 		{op: "Attention", attrs: []ir.AttrOption{ir.Int("is_causal", 1)}, ins: []operand{in(2, 2, 4, 4), in(2, 2, 4, 4), in(2, 2, 4, 4), mask(2, 2, 4, 4)}, tol: tol},
 	})

@@ -8,7 +8,8 @@ import (
 	"github.com/weftrt/weft/ir"
 )
 
-// This file plans the neural-network ops: reductions over trailing axes
+// This file plans the neural-network ops: LayerNormalization and
+// RMSNormalization, reductions over trailing axes
 // (ReduceMean, ReduceSum, GlobalAveragePool), 1-D and 2-D pooling and
 // convolution, and weft's Attention.
 
@@ -309,4 +310,66 @@ func planAttention(n *ir.Node, lim limits) ([]dispatch, error) {
 	push = append(push, u32s(ms...)...)
 	args := []*ir.Value{n.Inputs[0], n.Inputs[1], n.Inputs[2], mask, n.Outputs[0]}
 	return []dispatch{{shader: "attention", args: args, push: push, groups: g}}, nil
+}
+
+// trailing reports whether p (ignoring leading 1s) equals the dims of tail
+// (ignoring leading 1s): an operand with one value per normalized element.
+func trailing(p, tail []int64) bool {
+	for len(p) > 0 && p[0] == 1 {
+		p = p[1:]
+	}
+	for len(tail) > 0 && tail[0] == 1 {
+		tail = tail[1:]
+	}
+	if len(p) != len(tail) {
+		return false
+	}
+	for i := range p {
+		if p[i] != tail[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func planNorm(n *ir.Node, lim limits) ([]dispatch, error) {
+	layer := n.Op == "LayerNormalization"
+	maxIn := 2
+	if layer {
+		maxIn = 3
+		if st := n.AttrInt("stash_type", 1); st != 1 {
+			return nil, unsupported(n, "stash_type %d", st)
+		}
+	}
+	if layer && len(n.Outputs) > 1 {
+		return nil, unsupported(n, "the Mean and InvStdDev outputs")
+	}
+	if err := needIO(n, 2, maxIn); err != nil {
+		return nil, err
+	}
+	shape := n.Inputs[0].Shape.Ints()
+	axis, err := normAxis(n, n.AttrInt("axis", -1), len(shape), false)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"X", "Scale", "B"}
+	for i := 1; i < len(n.Inputs); i++ {
+		if v := n.Inputs[i]; v != nil && !trailing(v.Shape.Ints(), shape[axis:]) {
+			return nil, unsupported(n, "%s of shape %v is not one value per normalized element %v", names[i], v.Shape, shape[axis:])
+		}
+	}
+	rows, cols := rowsCols(shape, axis)
+	g, err := groups1D(n, rows, lim)
+	if err != nil {
+		return nil, err
+	}
+	mode, hasBias, bias := uint32(1), uint32(0), n.Inputs[1]
+	if layer {
+		mode = 0
+		if b := n.In(2); b != nil {
+			hasBias, bias = 1, b
+		}
+	}
+	push := []uint32{uint32(rows), uint32(cols), mode, hasBias, math.Float32bits(n.AttrFloat("epsilon", 1e-5))}
+	return []dispatch{{shader: "norm", args: []*ir.Value{n.Inputs[0], n.Inputs[1], bias, n.Outputs[0]}, push: push, groups: g}}, nil
 }

@@ -42,7 +42,12 @@ func newGenerateCmd() *cobra.Command {
 			"to stderr. Generation stops after -n tokens, at a stop token (--stop; by\n" +
 			"default the model's EOS, not printed), or when the context (--ctx) is full\n" +
 			"(--overflow stop), or with --overflow slide goes on: the newest half of the\n" +
-			"context is prefilled again and older tokens are dropped. --temp 0 is greedy.",
+			"context is prefilled again and older tokens are dropped. --temp 0 is greedy.\n" +
+			"The KV cache starts at the pages (256 tokens) the prompt and -n need and\n" +
+			"doubles on demand up to --ctx, recompiling the graphs for each size.\n" +
+			"--kv-type f16 halves its memory, but the graph widens the whole cache to f32\n" +
+			"every step, which today's reference Cast kernel makes slow (llama-110m Q4_0:\n" +
+			"decode ~3x slower), so f32 is the default.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]

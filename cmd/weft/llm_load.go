@@ -201,7 +201,11 @@ func (s *textStream) add(id int32) error {
 
 // kvTypeFlag registers --kv-type and returns its parsed value's getter.
 func kvTypeFlag(cmd *cobra.Command) func() (ir.DType, error) {
-	s := cmd.Flags().String("kv-type", "f16", "KV cache storage: f16 or f32 (q8_0 is not supported yet)")
+	// The default is f32: an f16 cache halves the cache memory, but the
+	// graph widens the whole cache every step, and with today's reference
+	// Cast kernel that makes decoding ~3x slower (llama-110m Q4_0, context
+	// 193: 19 vs 60 tok/s).
+	s := cmd.Flags().String("kv-type", "f32", "KV cache storage: f32, or f16 (half the cache memory, slower decode today: see `weft generate --help`)")
 	return func() (ir.DType, error) {
 		switch *s {
 		case "f16":

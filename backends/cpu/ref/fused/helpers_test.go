@@ -116,6 +116,12 @@ func requireNear(t *testing.T, want, got *ir.Tensor, ulps, scale float64, msg st
 	require.Equal(t, want.DType, got.DType, "%s: dtype", msg)
 	require.Equal(t, want.Shape, got.Shape, "%s: shape", msg)
 	e := eps(want.DType)
+	if want.DType == ir.Float64 {
+		// Both sides compute in float64, but Go contracts x*y+z into fused
+		// multiply-adds on arm64 (not on amd64), so the fused kernel and the
+		// op chain may differ by a few ulps there.
+		ulps, scale = max(ulps, 16), max(scale, 1)
+	}
 	for i := 0; i < want.Len(); i++ {
 		w, g := want.Float64(i), got.Float64(i)
 		switch {
