@@ -24,7 +24,7 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 4 || len(s.out) != 1 {
 		return nil
 	}
-	act, ok := fusedAct(s.n)
+	act, ok := fastAct(s.n)
 	if !ok {
 		return nil
 	}

@@ -32,7 +32,7 @@ func buildFastFusedMatMul(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
 		return nil
 	}
-	act, ok := fusedAct(s.n)
+	act, ok := fastAct(s.n)
 	if !ok {
 		return nil
 	}

@@ -258,3 +258,57 @@ func q8Round(x *ir.Tensor) *ir.Tensor {
 	}
 	return y
 }
+
+func TestGeluF32(t *testing.T) {
+	var xs []float32
+	for x := -12.0; x <= 12; x += 1.0 / 1024 {
+		xs = append(xs, float32(x))
+	}
+	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), 0, -0, 1e-30, -1e-30, 88, -88)
+	y := append([]float32{}, xs...)
+	geluF32(y)
+	for i, v := range xs {
+		x := float64(v)
+		want := 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+		if math.IsInf(x, 0) || math.IsNaN(want) {
+			if x > 0 {
+				require.Equal(t, v, y[i])
+			}
+			continue
+		}
+		require.InDelta(t, want, float64(y[i]), 4e-7*math.Max(1, math.Abs(x)), "gelu(%v)", v)
+	}
+	nan := []float32{float32(math.NaN())}
+	geluF32(nan)
+	require.True(t, math.IsNaN(float64(nan[0])))
+}
+
+func TestExpF32(t *testing.T) {
+	for x := -87.0; x <= 0; x += 1.0 / 256 {
+		want := math.Exp(x)
+		got := float64(expF32(float32(x)))
+		require.InDelta(t, want, got, 3e-7*want+1e-38, "exp(%v)", x)
+	}
+}
+
+func BenchmarkGelu(b *testing.B) {
+	y := make([]float32, 128*3072)
+	for i := range y {
+		y[i] = float32(i%200)/50 - 2
+	}
+	n := nodeN("FusedMatMul", actAttrs("Gelu"), []*ir.Tensor{randF32(rand.New(rand.NewPCG(1, 1)), 2, 2), randF32(rand.New(rand.NewPCG(1, 1)), 2, 2)}, 1)
+	exact, _ := fusedAct(n)
+	w := make([]float32, len(y))
+	b.Run("float64", func(b *testing.B) {
+		for b.Loop() {
+			copy(w, y)
+			exact(w)
+		}
+	})
+	b.Run("geluF32", func(b *testing.B) {
+		for b.Loop() {
+			copy(w, y)
+			geluF32(w)
+		}
+	})
+}

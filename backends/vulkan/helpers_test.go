@@ -46,6 +46,7 @@ type operand struct {
 	// ints, when set, makes an int64 tensor of these values (shape: the
 	// shape, or [len(ints)] when shape is empty and len(ints) != 1).
 	ints []int64
+	i32  bool // ints as int32
 	// mask makes an additive attention mask: 0 or -inf (about one in four).
 	mask bool
 }
@@ -68,6 +69,13 @@ func ints1(v ...int64) operand {
 func intsIn(shape []int64, v ...int64) operand { return operand{shape: dims(shape), ints: v} }
 
 func randTensor(r *rand.Rand, o operand) *ir.Tensor {
+	if o.ints != nil && o.i32 {
+		t := ir.NewTensor(ir.Int32, o.shape)
+		for i, v := range o.ints {
+			t.SetInt64(i, v)
+		}
+		return t
+	}
 	if o.ints != nil {
 		return ir.FromInt64(o.shape, o.ints)
 	}

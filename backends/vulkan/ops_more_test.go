@@ -3,8 +3,13 @@
 package vulkan
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/backends"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -47,8 +52,31 @@ func TestGather(t *testing.T) {
 		{op: "Gather", ins: []operand{konst(11, 5), intsIn([]int64{2, 3}, 0, 10, -1, 3, 3, -11)}},
 		{op: "Gather", ins: []operand{konst(4, 2, 3), intsIn([]int64{3}, 3, 0, -2)}},
 		{op: "Gather", ins: []operand{in(9), intsIn([]int64{}, 4)}},
-		{op: "Gather", ins: []operand{konst(7, 3), operand{shape: []int64{2}, isConst: true, ints: []int64{6, -7}}}},
+		{op: "Gather", ins: []operand{konst(7, 3), {shape: []int64{2}, isConst: true, ints: []int64{6, -7}}}},
+		{op: "Gather", ins: []operand{konst(6, 4), {shape: []int64{2, 2}, ints: []int64{5, -6, 0, 2}, i32: true}}},
 	})
+}
+
+// TestGatherIndexRange: an index out of range is an error, at compile time
+// for constant indices and before the dispatch for the others.
+func TestGatherIndexRange(t *testing.T) {
+	d := testDevice(t)
+	g, vals := oneNode(t, 1, "Gather", nil, konst(5, 3), intsIn([]int64{3}, 0, 4, -5))
+	exe, err := d.Compile(wholePartition(g))
+	require.NoError(t, err)
+	defer exe.(*executable).Close()
+	runExe(t, exe, g, vals)
+	for _, bad := range []int64{5, -6} {
+		env := backends.NewEnv(nil)
+		for _, v := range g.Inputs {
+			env.Set(v, vals[v])
+		}
+		env.Set(g.Inputs[0], ir.FromInt64([]int64{3}, []int64{0, bad, 1}))
+		err := exe.Run(context.Background(), env)
+		require.ErrorContains(t, err, fmt.Sprintf("index %d at position 1 is out of range [-5, 5)", bad))
+	}
+	g, _ = oneNode(t, 1, "Gather", nil, konst(5, 3), ints1(1, 7))
+	require.ErrorContains(t, d.Supports(g.Nodes[0]), "index 7 at position 1 is out of range")
 }
 
 func TestReduce(t *testing.T) {

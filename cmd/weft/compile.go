@@ -114,6 +114,7 @@ func newCompileCmd() *cobra.Command {
 		}
 		_, weights := g.NumParams()
 		fmt.Fprintf(w, "wrote %s (%s: %s of weights), %s\n", out, humanBytes(fi.Size()), humanBytes(weights), weft.OptionsString(o))
+		printPlacement(w, o, p)
 		if report {
 			writeReport(w, before, p, rep)
 		}

@@ -118,6 +118,9 @@ func newGenerateCmd() *cobra.Command {
 				return fmt.Errorf("generate: %w", err)
 			}
 			defer lm.Close()
+			if useIDs && !isBin && !stopSet && lm.tok != nil && lm.tok.Vocab().EOS >= 0 {
+				stopIDs = []int32{lm.tok.Vocab().EOS}
+			}
 			if len(promptIDs) > lm.capacity {
 				return fmt.Errorf("generate: the prompt has %d tokens, the context holds %d", len(promptIDs), lm.capacity)
 			}

@@ -282,3 +282,51 @@ func TestMkLLM(t *testing.T) {
 		require.Contains(t, errOut, tc.want, tc.args)
 	}
 }
+
+// TestGenerateTinyLlama: the trained example model's greedy text, streamed
+// by `weft generate`, is PyTorch's (examples/tinyllama/greedy.json).
+func TestGenerateTinyLlama(t *testing.T) {
+	const dir = "../../examples/tinyllama/"
+	raw, err := os.ReadFile(dir + "greedy.json")
+	if os.IsNotExist(err) {
+		t.Skip("examples/tinyllama is absent")
+	}
+	require.NoError(t, err)
+	var ref struct {
+		Prompt     string  `json:"prompt"`
+		GreedyIDs  []int32 `json:"greedy_ids"`
+		GreedyText string  `json:"greedy_text"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &ref))
+	// Up to the first EOS (id 2), where generate stops by default.
+	n := 0
+	for n < len(ref.GreedyIDs) && ref.GreedyIDs[n] != 2 {
+		n++
+	}
+	code, out, errOut := cli(t, "generate", dir+"tinyllama.gguf", "-p", ref.Prompt, "-n", "32")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "generated "+strconv.Itoa(n)+" (stop: stop token)")
+	require.True(t, strings.HasPrefix(ref.GreedyText, strings.TrimSuffix(out, "\n")), "got %q, PyTorch %q", out, ref.GreedyText)
+	require.Greater(t, len(out), 20)
+}
+
+// TestTextStream: a character split over byte tokens is written whole,
+// once its last byte arrives; a dangling byte is written by flush.
+func TestTextStream(t *testing.T) {
+	v, err := tokenizer.LoadGGUFVocab(tinyGGUF(t, "f32"))
+	require.NoError(t, err)
+	tok, err := tokenizer.New(v)
+	require.NoError(t, err)
+	byteTok := func(b byte) int32 { return 3 + int32(b) } // <0x00> is id 3
+	var out bytes.Buffer
+	s := newTextStream(tok, &out, tok.Encode("a", true, false))
+	require.NoError(t, s.add(byteTok('x')))
+	require.Equal(t, "x", out.String())
+	require.NoError(t, s.add(byteTok(0xC3)))
+	require.Equal(t, "x", out.String(), "half of é is held back")
+	require.NoError(t, s.add(byteTok(0xA9)))
+	require.Equal(t, "xé", out.String())
+	require.NoError(t, s.add(byteTok(0xE2)))
+	require.NoError(t, s.flush())
+	require.Equal(t, "xé\xe2", out.String())
+}

@@ -93,6 +93,7 @@ func addOptFlag(cmd *cobra.Command) func() weft.Options {
 		opts := weft.DefaultOptions()
 		opts.OptLevel = int(lvl)
 		opts.Verify = verify
+		opts.Target = defaultTarget // commands with --target replace it (target.go)
 		return opts
 	}
 }

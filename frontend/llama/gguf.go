@@ -211,11 +211,30 @@ func (ld *tensorLoader) matrix(name string, t *ir.Tensor) *ir.Tensor {
 	if quantizedMatMul[t.DType] {
 		return t
 	}
-	d := ld.f32(name, t)
-	if d == nil {
+	if !quant.Decodable(t.DType) {
+		ld.errs = append(ld.errs, fmt.Errorf("tensor %q: %w dtype %v", name, ir.ErrUnsupported, t.DType))
 		return nil
 	}
-	return Transpose2D(d)
+	// Decode row by row straight into the transpose: no f32 copy of the
+	// [out, in] matrix on the way.
+	out, in := int(t.Shape[0]), int(t.Shape[1])
+	res := ir.NewTensor(ir.Float32, []int64{int64(in), int64(out)})
+	if err := t.Check(); err != nil {
+		ld.errs = append(ld.errs, fmt.Errorf("tensor %q: %w", name, err))
+		return nil
+	}
+	dst, row := res.Float32s(), make([]float32, in)
+	rb := len(t.Data) / max(out, 1)
+	for o := 0; o < out; o++ {
+		if err := quant.DecodeRow(t.DType, row, t.Data[o*rb:(o+1)*rb]); err != nil {
+			ld.errs = append(ld.errs, fmt.Errorf("tensor %q row %d: %w", name, o, err))
+			return nil
+		}
+		for i, v := range row {
+			dst[i*out+o] = v
+		}
+	}
+	return res
 }
 
 func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
