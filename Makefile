@@ -55,6 +55,7 @@ unit:
 
 conformance: testdeps
 	$(GO) run ./cmd/weft conform --baseline $(BASELINE) $(SUITES)
+	$(GO) run ./cmd/weft conform --target vulkan --baseline $(BASELINE) $(SUITES)
 
 # A failing fuzz run counts only if it wrote a crasher into the corpus: Go
 # 1.26's fuzz coordinator can report a bare "context deadline exceeded" when
