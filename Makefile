@@ -82,7 +82,7 @@ conformance-doc: build testdeps
 	if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; echo "wrote docs/conformance.md"
 
 ## bench: weft vs its peers (ONNX Runtime, numpy/OpenBLAS) on the same work, in one script: prints
-## the ratios, saves bench/results/DATE-HOST.json, regenerates docs/performance.md (~6 min on 2 cores)
+## the ratios, saves bench/results/DATE-HOST.json, regenerates docs/performance.md (a few minutes)
 BENCH_THREADS ?= 1 2
 BENCH_RUNS    ?= 10
 BENCH_WARMUP  ?= 2

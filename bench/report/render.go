@@ -11,7 +11,7 @@ import (
 func Table(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\nweft vs peers — %s on %s (%s, %d cores)\n", r.Date, r.Host, r.Machine.CPU, r.Machine.Cores)
 	if l := busy(r); l != "" {
-		fmt.Fprintf(w, "warning: the machine was busy (%s); all figures are depressed\n", l)
+		fmt.Fprintf(w, "warning: the machine was busy around the run (%s); figures may be depressed\n", l)
 	}
 	fmt.Fprintf(w, "\n%-10s %3s %20s %20s %9s %9s\n", "model", "thr", "weft ms", "ORT ms", "weft/ORT", "(min)")
 	for _, m := range r.Models {
@@ -43,13 +43,13 @@ func Markdown(w io.Writer, r *Results, source string) {
 	p("# Performance\n\n")
 	p("weft against its peers on the same work, measured by one command (`make bench`) on one\n")
 	p("machine in one run. This page is generated from the newest results file, `%s`;\n", source)
-	p("every figure below comes from that file. Regenerate it with `make bench` (about 6\n")
+	p("every figure below comes from that file. Regenerate it with `make bench` (a few\n")
 	p("minutes on 2 cores) — or only the page, from saved results, with\n")
 	p("`go run ./bench/cmd/benchreport markdown`.\n\n")
 	if l := busy(r); l != "" {
-		p("**The machine was busy during this run** (%s): other jobs shared its cores, so every\n", l)
-		p("figure here is lower than this machine gives when idle, the peers' as well as weft's, and\n")
-		p("multi-threaded figures suffer most. Ratios within the run remain the fairer comparison.\n\n")
+		p("**The machine was busy around this run** (%s): other jobs may have shared its\n", l)
+		p("cores, so figures can be lower than this machine gives when idle, the peers' as well as\n")
+		p("weft's, multi-threaded ones most. Ratios within the run remain the fairer comparison.\n\n")
 	}
 
 	p("## Machine\n\n")

@@ -119,7 +119,7 @@ func TestWriteReadMarkdown(t *testing.T) {
 	back.Machine.LoadEnd = "3.50 1.00 1.00"
 	buf.Reset()
 	Markdown(&buf, back, "x.json")
-	require.Contains(t, buf.String(), "**The machine was busy during this run** (1-minute load average up to 3.5 on 2 cores)")
+	require.Contains(t, buf.String(), "**The machine was busy around this run** (1-minute load average up to 3.5 on 2 cores)")
 
 	var tbl bytes.Buffer
 	Table(&tbl, back)
