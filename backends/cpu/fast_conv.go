@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync"
+
 	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
@@ -15,7 +17,7 @@ func buildFastConv(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
 		return nil
 	}
-	return fastConv(s, arg{}, nil)
+	return fastConv(s, arg{}, nil, false)
 }
 
 // buildFastFusedConv handles float32 FusedConv: Conv as SGEMM, then the
@@ -28,14 +30,18 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 	if !ok {
 		return nil
 	}
-	return fastConv(s, s.input(3), act)
+	relu := s.n.AttrString("activation", "") == "Relu"
+	if relu {
+		act = nil // fused into the epilogue's pass
+	}
+	return fastConv(s, s.input(3), act, relu)
 }
 
 // fastConv builds Y[n] = act(W·col(X[n]) + B + Z[n]) for each image n:
 // W is the [M, C·kH·kW] weight matrix, col the im2col patch matrix
 // [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise conv). Grouped
 // convolutions decline (the plain kernel has a direct loop for them).
-func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
+func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 	x, w, b, y := s.input(0), s.input(1), s.input(2), s.out[0]
 	if !x.ok || !w.ok || !allF32(x, w, b, z, y) {
 		return nil
@@ -84,8 +90,11 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 		colOff = l.add(kk * ohw)
 	}
 	pool := s.pool
+	if N*M*ohw*kk < serialMACs {
+		pool = nil // a hand-off to the workers costs more than it saves
+	}
 	epi := func(in []*ir.Tensor, n int, yn []float32) {
-		e := epilogue{y: yn, act: act, rows: M, cols: ohw}
+		e := epilogue{y: yn, act: act, relu: relu, rows: M, cols: ohw}
 		if b.ok {
 			e.rowBias = in[2].Float32s()
 		}
@@ -108,12 +117,12 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 				col := xv[n*C*H*W : (n+1)*C*H*W]
 				if !pointwise {
 					col = region(scratch, colOff, kk*ohw)
-					im2col(col, xv[n*C*H*W:(n+1)*C*H*W], C, gh, gw, hLo, hHi, wLo, wHi)
+					parIm2col(pool, col, xv[n*C*H*W:(n+1)*C*H*W], C, gh, gw, hLo, hHi, wLo, wHi)
 				}
-				transpose(at, col, kk, ohw)
+				parTranspose(pool, at, col, kk, ohw)
 				kernels.SgemmPackedBuf(pool, ohw, at, kk, pw, yt, M, false, region(scratch, aOff, ohw*kk))
 				yn := yv[n*M*ohw : (n+1)*M*ohw]
-				transpose(yn, yt, ohw, M)
+				parTranspose(pool, yn, yt, ohw, M)
 				epi(in, n, yn)
 			}
 			return nil
@@ -132,7 +141,7 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 			if pointwise {
 				col = xn
 			} else {
-				im2col(col, xn, C, gh, gw, hLo, hHi, wLo, wHi)
+				parIm2col(pool, col, xn, C, gh, gw, hLo, hHi, wLo, wHi)
 			}
 			yn := yv[n*M*ohw : (n+1)*M*ohw]
 			sgemm(pool, M, ohw, kk, wv, col, yn, scratch, pbOff, aOff)
@@ -143,19 +152,86 @@ func fastConv(s *nodeSpec, z arg, act func([]float32)) intoKernel {
 }
 
 // transpose writes the cols×rows transpose of the rows×cols row-major src
-// into dst, in 16×16 tiles.
-func transpose(dst, src []float32, rows, cols int) {
+// into dst.
+func transpose(dst, src []float32, rows, cols int) { transposeCols(dst, src, rows, cols, 0, cols) }
+
+// transposeCols transposes source columns [c0, c1) (destination rows) in
+// 16×16 tiles.
+func transposeCols(dst, src []float32, rows, cols, c0, c1 int) {
 	const t = 16
 	for i0 := 0; i0 < rows; i0 += t {
 		i1 := min(i0+t, rows)
-		for j0 := 0; j0 < cols; j0 += t {
-			j1 := min(j0+t, cols)
-			for i := i0; i < i1; i++ {
-				row := src[i*cols : i*cols+cols]
-				for j := j0; j < j1; j++ {
-					dst[j*rows+i] = row[j]
+		for j0 := c0; j0 < c1; j0 += t {
+			j1 := min(j0+t, c1)
+			for j := j0; j < j1; j++ {
+				d := dst[j*rows+i0 : j*rows+i1]
+				for k := range d {
+					d[k] = src[(i0+k)*cols+j]
 				}
 			}
 		}
 	}
+}
+
+// im2colJob is im2col split by input channel over a pool.
+type im2colJob struct {
+	col, x             []float32
+	C, per             int
+	gh, gw             axis2
+	hLo, hHi, wLo, wHi []int
+}
+
+var im2colJobs = sync.Pool{New: func() any { return new(im2colJob) }}
+
+// parIm2col is im2col with the channels spread over pool.
+func parIm2col(pool *kernels.Pool, col, x []float32, C int, gh, gw axis2, hLo, hHi, wLo, wHi []int) {
+	w := pool.Workers()
+	if w == 1 || C < 2 {
+		im2col(col, x, C, gh, gw, hLo, hHi, wLo, wHi)
+		return
+	}
+	j := im2colJobs.Get().(*im2colJob)
+	*j = im2colJob{col: col, x: x, C: C, per: (C + 2*w - 1) / (2 * w), gh: gh, gw: gw, hLo: hLo, hHi: hHi, wLo: wLo, wHi: wHi}
+	pool.RunTasks((C+j.per-1)/j.per, j)
+	*j = im2colJob{}
+	im2colJobs.Put(j)
+}
+
+// Task fills the rows of channels [t*per, (t+1)*per).
+func (j *im2colJob) Task(_, t int) {
+	c0 := t * j.per
+	c1 := min(c0+j.per, j.C)
+	rows := j.gh.k * j.gw.k * j.gh.out * j.gw.out
+	hw := j.gh.in * j.gw.in
+	im2col(j.col[c0*rows:c1*rows], j.x[c0*hw:c1*hw], c1-c0, j.gh, j.gw, j.hLo, j.hHi, j.wLo, j.wHi)
+}
+
+// transposeJob is transpose split into bands of destination rows.
+type transposeJob struct {
+	dst, src   []float32
+	rows, cols int
+	per        int
+}
+
+var transposeJobs = sync.Pool{New: func() any { return new(transposeJob) }}
+
+// parTranspose is transpose spread over pool in bands of source columns.
+func parTranspose(pool *kernels.Pool, dst, src []float32, rows, cols int) {
+	w := pool.Workers()
+	if w == 1 || rows*cols < 1<<14 {
+		transpose(dst, src, rows, cols)
+		return
+	}
+	j := transposeJobs.Get().(*transposeJob)
+	*j = transposeJob{dst: dst, src: src, rows: rows, cols: cols, per: ((cols+2*w-1)/(2*w) + 15) &^ 15}
+	pool.RunTasks((cols+j.per-1)/j.per, j)
+	*j = transposeJob{}
+	transposeJobs.Put(j)
+}
+
+// Task transposes source columns [t*per, (t+1)*per).
+func (j *transposeJob) Task(_, t int) {
+	c0 := t * j.per
+	c1 := min(c0+j.per, j.cols)
+	transposeCols(j.dst, j.src, j.rows, j.cols, c0, c1)
 }

@@ -22,7 +22,7 @@ func buildFastMatMul(s *nodeSpec) intoKernel {
 	if len(s.in) != 2 || len(s.out) != 1 {
 		return nil
 	}
-	return fastMatMul(s, s.in[0], s.in[1], arg{}, nil)
+	return fastMatMul(s, s.in[0], s.in[1], arg{}, nil, false)
 }
 
 // buildFastFusedMatMul handles float32 FusedMatMul: SGEMM, then the bias
@@ -36,13 +36,17 @@ func buildFastFusedMatMul(s *nodeSpec) intoKernel {
 	if !ok {
 		return nil
 	}
-	return fastMatMul(s, s.in[0], s.in[1], s.input(2), act)
+	relu := s.n.AttrString("activation", "") == "Relu"
+	if relu {
+		act = nil // fused into the epilogue's pass
+	}
+	return fastMatMul(s, s.in[0], s.in[1], s.input(2), act, relu)
 }
 
 // fastMatMul builds Y = act(A·B + bias). A 2-D B (constant: packed here,
 // once) multiplies all rows of A at once; a batched B loops over the
 // broadcast batch with one SGEMM per matrix.
-func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32)) intoKernel {
+func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) intoKernel {
 	y := s.out[0]
 	if !a.ok || !b.ok || !allF32(a, b, bias, y) || len(a.shape) < 1 || len(b.shape) < 2 {
 		return nil
@@ -91,11 +95,14 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32)) intoKernel {
 	}
 	pool := s.pool
 	rowsTotal := numel(y.shape) / N
+	if rowsTotal*N*K < serialMACs {
+		pool = nil // a hand-off to the workers costs more than it saves
+	}
 	epi := func(in []*ir.Tensor, yv []float32) {
-		if !bias.ok && act == nil {
+		if !bias.ok && act == nil && !relu {
 			return
 		}
-		e := epilogue{y: yv, act: act, rows: rowsTotal, cols: N}
+		e := epilogue{y: yv, act: act, relu: relu, rows: rowsTotal, cols: N}
 		if colBias {
 			e.colBias = in[2].Float32s()
 		} else if scalarBias {

@@ -312,3 +312,60 @@ func BenchmarkGelu(b *testing.B) {
 		}
 	})
 }
+
+func TestParTransposeAndIm2col(t *testing.T) {
+	pool := kernels.NewPool(3)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, s := range [][2]int{{1, 1}, {3, 70000}, {129, 131}, {2048, 49}, {17, 1025}} {
+		src := randF32(r, int64(s[0]), int64(s[1])).Float32s()
+		want, got := make([]float32, len(src)), make([]float32, len(src))
+		for i := 0; i < s[0]; i++ {
+			for j := 0; j < s[1]; j++ {
+				want[j*s[0]+i] = src[i*s[1]+j]
+			}
+		}
+		parTranspose(pool, got, src, s[0], s[1])
+		require.Equal(t, want, got, "%v", s)
+	}
+	// parIm2col against im2col, with padding and strides.
+	n := nodeN("Conv", []ir.AttrOption{ir.Ints("pads", 1, 2, 1, 0), ir.Ints("strides", 2, 1)}, []*ir.Tensor{randF32(r, 1, 7, 9, 8), randF32(r, 4, 7, 3, 3)}, 1)
+	g, ok := geom2(n, []int64{9, 8}, []int64{3, 3}, false)
+	require.True(t, ok)
+	var lo, hi [2][]int
+	for d := range 2 {
+		for k := 0; k < 3; k++ {
+			l, h := g[d].validRange(k)
+			lo[d], hi[d] = append(lo[d], l), append(hi[d], h)
+		}
+	}
+	x := randF32(r, 7, 9, 8).Float32s()
+	size := 7 * 9 * g[0].out * g[1].out
+	want, got := make([]float32, size), make([]float32, size)
+	im2col(want, x, 7, g[0], g[1], lo[0], hi[0], lo[1], hi[1])
+	parIm2col(pool, got, x, 7, g[0], g[1], lo[0], hi[0], lo[1], hi[1])
+	require.Equal(t, want, got)
+}
+
+func TestFastMaxPool(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	withNaN := randF32(r, 1, 16, 33, 30)
+	withNaN.Float32s()[100] = float32(math.NaN())
+	withNaN.Float32s()[33*30*5+7] = float32(math.NaN())
+	cases := []struct {
+		name  string
+		x     *ir.Tensor
+		attrs []ir.AttrOption
+	}{
+		{"resnet", randF32(r, 1, 8, 56, 56), []ir.AttrOption{ir.Ints("kernel_shape", 3, 3), ir.Ints("strides", 2, 2), ir.Ints("pads", 1, 1, 1, 1)}},
+		{"ceil-dil", randF32(r, 2, 8, 61, 59), []ir.AttrOption{ir.Ints("kernel_shape", 3, 2), ir.Ints("strides", 2, 3), ir.Ints("dilations", 2, 1), ir.Int("ceil_mode", 1)}},
+		{"same", randF32(r, 1, 7, 40, 41), []ir.AttrOption{ir.Ints("kernel_shape", 4, 4), ir.Str("auto_pad", "SAME_LOWER")}},
+		{"1-D", randF32(r, 3, 40, 100), []ir.AttrOption{ir.Ints("kernel_shape", 5), ir.Ints("pads", 2, 1)}},
+		{"nan", withNaN, []ir.AttrOption{ir.Ints("kernel_shape", 2, 2), ir.Ints("pads", 1, 0, 0, 1)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runFast(t, buildFastMaxPool, intoCase{op: "MaxPool", attrs: c.attrs, in: []*ir.Tensor{c.x}, tol: 1e-7})
+		})
+	}
+}
