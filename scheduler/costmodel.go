@@ -66,16 +66,56 @@ func (d *DeviceProfile) NodeUs(n *ir.Node) float64 {
 			actUs = float64(out) / (ar * 1e9) * 1e6
 		}
 	}
+	var loweringUs float64
+	if d.Kind == "cpu" && opFamily[n.Op] == "conv" && d.MemBandwidthGBs > 0 {
+		// A CPU conv is lowered to a GEMM: the im2col matrix is written, then
+		// read back and packed before any multiply starts. That traffic is a
+		// phase of its own, and it dominates convs with few output channels
+		// (a 7×7 stem over RGB), whose FLOPs alone would predict a fraction
+		// of their time.
+		loweringUs = float64(im2colBytes(n)) / (d.MemBandwidthGBs * 1e9) * 1e6
+	}
 	r := d.OpGFLOPS[opFamily[n.Op]]
 	if r <= 0 {
 		if actUs == 0 {
-			return d.ComputeUs(c, class)
+			return d.ComputeUs(c, class) + loweringUs
 		}
 		r = d.PeakGFLOPS["f32"]
 	}
 	compute := float64(c.FLOPs) / (r * 1e9)
 	memory := float64(c.Bytes) / (d.MemBandwidthGBs * 1e9)
-	return max(compute, memory)*1e6 + actUs + d.LaunchOverheadUs
+	return max(compute, memory)*1e6 + loweringUs + actUs + d.LaunchOverheadUs
+}
+
+// im2colBytes is the memory traffic of lowering a 2-D/1-D f32 conv to a
+// GEMM on the CPU: the column matrix (Cin/group·kh·kw × output pixels ×
+// batch) is written once and read twice (packing, then the GEMM). It is 0
+// for 1×1 stride-1 convs, which need no lowering, and when shapes are unknown.
+func im2colBytes(n *ir.Node) int64 {
+	w, y := n.In(1), n.Outputs[0]
+	if w == nil || !w.Shape.Static() || !y.Shape.Static() || len(w.Shape) < 3 || len(y.Shape) != len(w.Shape) {
+		return 0
+	}
+	ws, ys := w.Shape.Ints(), y.Shape.Ints()
+	k := ws[1] // Cin / group
+	spatial := int64(1)
+	for i := 2; i < len(ws); i++ {
+		k *= ws[i]
+		spatial *= ys[i]
+	}
+	if k == ws[1] && allOnes(n.AttrInts("strides", nil)) {
+		return 0
+	}
+	return 3 * 4 * k * spatial * ys[0]
+}
+
+func allOnes(v []int64) bool {
+	for _, x := range v {
+		if x != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // valueElems is the element count of v when its shape is static.
