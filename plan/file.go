@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/weftrt/weft/internal/mmapfile"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -286,7 +287,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	data, unmap, err := mapFile(f)
+	data, unmap, err := mmapfile.Map(f)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("plan: %s: %w", path, err)
@@ -429,21 +430,4 @@ func (f *File) Close() error {
 	u := f.unmap
 	f.unmap, f.weights = nil, nil
 	return u()
-}
-
-// readAll reads f into a 64-byte aligned buffer (the fallback where the
-// file cannot be mapped).
-func readAll(f *os.File) ([]byte, func() error, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if st.Size() < 0 || int64(int(st.Size())) != st.Size() {
-		return nil, nil, fmt.Errorf("file too large (%d bytes)", st.Size())
-	}
-	buf := ir.AlignedBytes(int(st.Size()))
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, nil, err
-	}
-	return buf, func() error { return nil }, nil
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"os"
 	"slices"
 	"unsafe"
 
+	"github.com/weftrt/weft/internal/mmapfile"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -51,7 +51,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	data, unmap, err := mapFile(fh)
+	data, unmap, err := mmapfile.Map(fh)
 	fh.Close()
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
@@ -509,15 +509,6 @@ func (r *reader) tensorInfo() (TensorInfo, error) {
 	}
 	ti.Offset = int64(off)
 	return ti, nil
-}
-
-// readAll reads f into memory, for files that cannot be mapped.
-func readAll(f *os.File) ([]byte, func() error, error) {
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, func() error { return nil }, nil
 }
 
 // strings reads n strings. It copies them all into one buffer in a first

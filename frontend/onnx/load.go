@@ -3,11 +3,11 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/weftrt/weft/internal/mmapfile"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -32,7 +32,7 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	data, unmap, err := mapFile(f)
+	data, unmap, err := mmapfile.Map(f)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
@@ -165,7 +165,7 @@ func (e *extFiles) external(loc string, off, length int64, hasLen bool) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("external data: %w", err)
 		}
-		d, unmap, err := mapFile(f)
+		d, unmap, err := mmapfile.Map(f)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("external data %q: %w", loc, err)
@@ -199,12 +199,4 @@ func (e *extFiles) close() error {
 		e.root = nil
 	}
 	return errors.Join(errs...)
-}
-
-func readAll(f *os.File) ([]byte, func() error, error) {
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, func() error { return nil }, nil
 }

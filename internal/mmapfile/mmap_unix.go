@@ -1,6 +1,6 @@
 //go:build unix
 
-package onnx
+package mmapfile
 
 import (
 	"os"
@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps f read-only. It returns the bytes and an unmap function; a
+// Map maps f read-only and returns its bytes and a function that unmaps
+// them. Nothing is read here: pages come in as they are touched. A
 // zero-length file maps to an empty slice.
-func mapFile(f *os.File) ([]byte, func() error, error) {
+func Map(f *os.File) ([]byte, func() error, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
@@ -25,7 +26,7 @@ func mapFile(f *os.File) ([]byte, func() error, error) {
 	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		// Some filesystems cannot be mapped; read the file instead.
-		return readAll(f)
+		return read(f)
 	}
 	return data, func() error { return unix.Munmap(data) }, nil
 }
