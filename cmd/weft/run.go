@@ -63,7 +63,13 @@ func newRunCmd() *cobra.Command {
 	}
 	baseOpts := addOptFlag(cmd)
 	placed, targeted := addPlaceFlags(cmd), addTargetFlag(cmd)
-	opts := func() weft.Options { return targeted(placed(baseOpts())) }
+	threads := 0
+	cmd.Flags().IntVar(&threads, "threads", 0, "worker threads of the CPU kernels (0: all cores)")
+	opts := func() weft.Options {
+		o := targeted(placed(baseOpts()))
+		o.Threads = threads
+		return o
+	}
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "bind input NAME to the array in FILE.npy (NAME=FILE.npy; repeatable)")
 	cmd.Flags().StringArrayVar(&dims, "dim", nil, "size of symbolic dimension SYM for generated inputs (SYM=N; repeatable)")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each output to DIR/NAME.npy")
