@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/ir"
 )
 
 // BenchmarkMatMul times one partition run of an n×n·n×n MatMul: upload,
@@ -42,4 +43,28 @@ func testDeviceB(b *testing.B) *device {
 		b.Skipf("no Vulkan device: %s", Unavailable())
 	}
 	return devs[0].(*device)
+}
+
+// BenchmarkQMatMul times one partition run of a decode GEMV (one row of X)
+// against a 1024×1024 block-quantized weight dequantized in the shader.
+func BenchmarkQMatMul(b *testing.B) {
+	const n = 1024
+	for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0} {
+		b.Run(dt.String(), func(b *testing.B) {
+			d := testDeviceB(b)
+			g, vals := qmatmulGraph(b, 1, []int64{1, n}, n, n, dt, false)
+			exe, err := d.Compile(wholePartition(g))
+			require.NoError(b, err)
+			defer exe.(*executable).Close()
+			env := backends.NewEnv(nil)
+			env.Set(g.Inputs[0], vals[g.Inputs[0]])
+			b.SetBytes(dt.Bytes(n * n))
+			b.ResetTimer()
+			for b.Loop() {
+				if err := exe.Run(context.Background(), env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -33,11 +33,18 @@
 //   - The shaders (shaders/*.comp, GLSL compute), compiled to SPIR-V by
 //     glslc through `go generate` (generate.go) and embedded.
 //
-// Kernels: f32 data only, static shapes; anything else is declined.
+// Kernels: f32 data only (but for QMatMul's block-quantized weights),
+// static shapes; anything else is declined.
 //
 //   - Linear algebra: MatMul (16×16 tiles, ONNX batching and broadcasting,
 //     1-D operands), FusedMatMul (bias with numpy broadcasting, every
-//     activation of the op contract).
+//     activation of the op contract); QMatMul with Q8_0 or Q4_0 weights
+//     (the raw blocks uploaded as they are and dequantized in the shader,
+//     which reads them as uint words; f16 scales through unpackHalf2x16;
+//     Int8 weights with per-row Scales and other block formats declined).
+//   - RotaryEmbedding (interleaved 0 and 1, partial rotary_embedding_dim)
+//     on 4-D X with i64 position ids, checked on the host to lie in
+//     [0, max_pos) like Gather's indices (ops_llm.go).
 //   - Elementwise: Add, Sub, Mul, Div, Max, Min (numpy broadcasting up to
 //     rank 6), Relu, Sigmoid, Tanh, Gelu (exact and tanh), SiLU, Exp, Neg,
 //     Abs, Sqrt, Reciprocal, Log, Erf, LeakyRelu, HardSigmoid; Fused (the
@@ -64,10 +71,13 @@
 //     out-of-range index is an error, never a wrong read.
 //
 // Each is tested against the CPU reference kernels on small, odd shapes
-// (ops_test.go, ops_more_test.go), whole models with a mix of CPU and
-// Vulkan partitions against the CPU alone (mixed_test.go; with the device
-// seen as not host-visible too, so that Transfer nodes are exercised), and
-// the ONNX node tests through conform (conform/vulkan_test.go).
+// (ops_test.go, ops_more_test.go, ops_llm_test.go), quantized llama and
+// qwen2 graphs against the reference evaluator (llama_test.go; the CPU
+// backend's fast QMatMul quantizes activations, the shader does not),
+// whole models with a mix of CPU and Vulkan partitions against the CPU
+// alone (mixed_test.go; with the device seen as not host-visible too, so
+// that Transfer nodes are exercised), and the ONNX node tests through
+// conform (conform/vulkan_test.go).
 //
 // What it must not know: the scheduler, the runtime, other backends, any
 // frontend or pass. It sees the graph only through the partitions and

@@ -253,7 +253,10 @@ func (e *executable) newState() (*runState, error) {
 			} else {
 				sp = e.arenaAt[v]
 			}
-			offs[i], ranges[i] = C.uint64_t(sp.off), C.uint64_t(sp.size)
+			// Ranges are whole words, so that shaders reading bytes as uint
+			// words (QMatMul's blocks) see the last partial one; the padding
+			// is inside the span's d.align-aligned slot.
+			offs[i], ranges[i] = C.uint64_t(sp.off), C.uint64_t((sp.size+3)&^3)
 		}
 		var set C.VkDescriptorSet
 		r := C.wv_set(d.h, st.cmds.dp, s.pipe.dsl, C.uint32_t(n), &bufs[0], &offs[0], &ranges[0], &set)
@@ -301,7 +304,11 @@ func (e *executable) Run(ctx context.Context, env *backends.Env) error {
 		}
 	}
 	for _, c := range e.checks {
-		if err := checkIndices(c.node, env.Get(c.d.index), c.d.bound); err != nil {
+		check := checkIndices
+		if c.d.nonNeg {
+			check = checkPositions
+		}
+		if err := check(c.node, env.Get(c.d.index), c.d.bound); err != nil {
 			return err
 		}
 	}

@@ -16,3 +16,5 @@ package vulkan
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/conv.spv shaders/conv.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/attention.spv shaders/attention.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/gather.spv shaders/gather.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/qmatmul.spv shaders/qmatmul.comp
+//go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/rope.spv shaders/rope.comp

@@ -31,6 +31,8 @@ var shaderTable = map[string]shaderInfo{
 	"conv":      {5, 21},
 	"attention": {5, 14},
 	"gather":    {3, 4},
+	"qmatmul":   {3, 4},
+	"rope":      {5, 6},
 }
 
 // Workgroup sizes, as the shaders declare them.
@@ -74,6 +76,8 @@ type dispatch struct {
 	// before the dispatch, so that no read is out of bounds.
 	index *ir.Value
 	bound int64
+	// nonNeg narrows the check to [0, bound) (RotaryEmbedding positions).
+	nonNeg bool
 }
 
 // limits are the device limits planning must respect.
@@ -164,6 +168,10 @@ func planNode(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 		return planTranspose(n, lim)
 	case "MatMul", "FusedMatMul":
 		return planMatMul(n, lim)
+	case "QMatMul":
+		return planQMatMul(n, lim)
+	case "RotaryEmbedding":
+		return planRope(n, lim)
 	}
 	return nil, unsupported(n, "no shader for this op")
 }

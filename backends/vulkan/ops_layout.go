@@ -41,6 +41,16 @@ func dataValues(n *ir.Node) ([]*ir.Value, error) {
 			return nil, unsupported(n, "indices of dtype %v", dt)
 		}
 		return data(n.Inputs[0]), nil
+	case "QMatMul": // W is block-quantized, checked by planQMatMul
+		if len(n.Inputs) < 2 {
+			return all, nil
+		}
+		return data(n.Inputs[0]), nil
+	case "RotaryEmbedding": // position_ids are i64, checked by planRope
+		if len(n.Inputs) != 4 || n.Inputs[3] == nil {
+			return nil, unsupported(n, "position_ids absent")
+		}
+		return data(n.Inputs[0], n.Inputs[1], n.Inputs[2]), nil
 	}
 	return all, nil
 }
