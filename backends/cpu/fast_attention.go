@@ -77,6 +77,7 @@ func buildFastAttention(s *nodeSpec) intoKernel {
 			job.mf = in[3].Float32s()
 		}
 		job.buf = f32View(scratch, workers*j.per)
+		job.Sk = job.keysSeen()
 		pool.RunTasks(B*H, job)
 		*job = attnJob{pbs: pbs}
 		attnJobs.Put(job)
@@ -87,6 +88,7 @@ func buildFastAttention(s *nodeSpec) intoKernel {
 // attnJob is one Attention run; task t is head t%H of batch t/H.
 type attnJob struct {
 	B, H, Hkv, Sq, Skv, D, Dv int
+	Sk                        int // keys attended: Skv less a fully masked tail
 	scale                     float64
 	causal                    bool
 	hasMask, boolMask         bool
@@ -104,19 +106,19 @@ var attnJobs = sync.Pool{New: func() any { return new(attnJob) }}
 // Task computes one head.
 func (j *attnJob) Task(w, t int) {
 	b, h := t/j.H, t%j.H
-	Sq, Skv, D, Dv := j.Sq, j.Skv, j.D, j.Dv
+	Sq, Skv, Sk, D, Dv := j.Sq, j.Skv, j.Sk, j.D, j.Dv
 	kvh := b*j.Hkv + h/(j.H/j.Hkv)
 	buf := j.buf[w*j.per : (w+1)*j.per]
-	scores := buf[j.scOff : j.scOff+Sq*Skv]
+	scores := buf[j.scOff : j.scOff+Sq*Sk]
 	row0 := (b*j.H + h) * Sq
 	pk, pv := &j.pbs[2*w], &j.pbs[2*w+1]
-	pk.Pack(buf[j.pkOff:j.pvOff], j.k[kvh*Skv*D:(kvh+1)*Skv*D], D, D, Skv, true)
-	kernels.SgemmPacked(nil, Sq, j.q[row0*D:(row0+Sq)*D], D, pk, scores, Skv, false)
+	pk.Pack(buf[j.pkOff:j.pvOff], j.k[kvh*Skv*D:kvh*Skv*D+Sk*D], D, D, Sk, true)
+	kernels.SgemmPacked(nil, Sq, j.q[row0*D:(row0+Sq)*D], D, pk, scores, Sk, false)
 	for i := 0; i < Sq; i++ {
-		j.softmaxRow(scores[i*Skv:(i+1)*Skv], b, h, i)
+		j.softmaxRow(scores[i*Sk:(i+1)*Sk], b, h, i)
 	}
-	pv.Pack(buf[j.pvOff:j.scOff], j.v[kvh*Skv*Dv:(kvh+1)*Skv*Dv], Dv, Skv, Dv, false)
-	kernels.SgemmPacked(nil, Sq, scores, Skv, pv, j.y[row0*Dv:(row0+Sq)*Dv], Dv, false)
+	pv.Pack(buf[j.pvOff:j.scOff], j.v[kvh*Skv*Dv:kvh*Skv*Dv+Sk*Dv], Dv, Sk, Dv, false)
+	kernels.SgemmPacked(nil, Sq, scores, Sk, pv, j.y[row0*Dv:(row0+Sq)*Dv], Dv, false)
 }
 
 // softmaxRow turns one row of raw dot products into attention weights:
@@ -167,4 +169,54 @@ func (j *attnJob) softmaxRow(row []float32, b, h, i int) {
 	for c := range row {
 		row[c] *= inv
 	}
+}
+
+// keysSeen returns how many leading keys any query row can see: Skv less
+// the tail of key columns that the mask hides (-inf, or false) in every
+// row. A KV cache's mask hides the slots past the tokens written, so a
+// decode step attends over the tokens so far, not the whole capacity.
+// Hidden keys carry zero weight, so dropping them changes nothing (except
+// that non-finite values in hidden slots no longer turn a row into NaN,
+// as they do in the reference). With no mask, or a mask that hides every
+// key of every row, all Skv are kept (those rows become NaN, as in the
+// reference).
+func (j *attnJob) keysSeen() int {
+	if !j.hasMask || j.mst[3] == 0 {
+		return j.Skv
+	}
+	ninf := float32(math.Inf(-1))
+	seen := 0
+	nb, nh, nq := 1, 1, 1
+	if j.mst[0] != 0 {
+		nb = j.B
+	}
+	if j.mst[1] != 0 {
+		nh = j.H
+	}
+	if j.mst[2] != 0 {
+		nq = j.Sq
+	}
+	for b := 0; b < nb; b++ {
+		for h := 0; h < nh; h++ {
+			for i := 0; i < nq; i++ {
+				base := b*j.mst[0] + h*j.mst[1] + i*j.mst[2]
+				c := j.Skv
+				for c > seen {
+					mi := base + (c-1)*j.mst[3]
+					if j.boolMask && j.mb[mi] != 0 || !j.boolMask && j.mf[mi] != ninf {
+						break
+					}
+					c--
+				}
+				seen = max(seen, c)
+				if seen == j.Skv {
+					return seen
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		return j.Skv
+	}
+	return seen
 }

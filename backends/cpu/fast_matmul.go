@@ -115,7 +115,7 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 		// Every row of A (batch dims flattened) times one B.
 		rows := numel(a.shape) / K
 		if b.c != nil {
-			pb := kernels.PackB(b.c.Float32s(), N, K, N)
+			pb := sharedPackB(b.c.Float32s(), N, K, N, false)
 			aOff := l.add(rows * K)
 			s.scratch = l.bytes()
 			return func(in, out []*ir.Tensor, scratch []byte) error {

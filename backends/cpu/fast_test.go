@@ -200,11 +200,41 @@ func TestFastAttention(t *testing.T) {
 		for j := 0; j < 23; j++ {
 			boolMask.Data[5*23+j] = 0 // row 5 sees no key: NaN
 		}
+		// KV-cache masks: row i of batch b sees keys 0..pos[b]+i, the rest
+		// (a tail the kernel skips) is -inf, or false.
+		ninf := float32(math.Inf(-1))
+		cacheMask := func(dt ir.DType, sq, skv int, pos ...int) *ir.Tensor {
+			m := ir.NewTensor(dt, []int64{int64(len(pos)), 1, int64(sq), int64(skv)})
+			for b, p := range pos {
+				for i := 0; i < sq; i++ {
+					for j := 0; j < skv; j++ {
+						at := (b*sq+i)*skv + j
+						switch {
+						case dt == ir.Bool && j <= p+i:
+							m.Data[at] = 1
+						case dt == ir.Float32 && j > p+i:
+							m.Float32s()[at] = ninf
+						}
+					}
+				}
+			}
+			return m
+		}
+		allHidden := ir.NewTensor(ir.Float32, []int64{1, 1, 1, 80})
+		for i := range allHidden.Float32s() {
+			allHidden.Float32s()[i] = ninf
+		}
 		cases := []struct {
 			name  string
 			in    []*ir.Tensor
 			attrs []ir.AttrOption
 		}{
+			{"cache-decode", []*ir.Tensor{f(1, 4, 1, 64), f(1, 2, 80, 64), f(1, 2, 80, 16), cacheMask(ir.Float32, 1, 80, 6)}, nil},
+			{"cache-prefill", []*ir.Tensor{f(1, 2, 7, 64), f(1, 2, 80, 64), f(1, 2, 80, 12), cacheMask(ir.Float32, 7, 80, 3)}, nil},
+			{"cache-per-batch", []*ir.Tensor{f(2, 2, 3, 64), f(2, 2, 80, 64), f(2, 2, 80, 64), cacheMask(ir.Float32, 3, 80, 2, 20)}, nil},
+			{"cache-bool", []*ir.Tensor{f(1, 2, 3, 64), f(1, 2, 80, 64), f(1, 2, 80, 16), cacheMask(ir.Bool, 3, 80, 9)}, nil},
+			{"cache-causal", []*ir.Tensor{f(1, 2, 3, 64), f(1, 2, 80, 64), f(1, 2, 80, 16), cacheMask(ir.Float32, 3, 80, 9)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
+			{"all-hidden", []*ir.Tensor{f(1, 2, 1, 64), f(1, 2, 80, 64), f(1, 2, 80, 64), allHidden}, nil},
 			{"plain", []*ir.Tensor{f(2, 3, 19, 16), f(2, 3, 23, 16), f(2, 3, 23, 12)}, nil},
 			{"gqa-causal", []*ir.Tensor{f(1, 4, 19, 16), f(1, 2, 23, 16), f(1, 2, 23, 16)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
 			{"float-mask", []*ir.Tensor{f(2, 3, 19, 16), f(2, 3, 23, 16), f(2, 3, 23, 12), f(2, 1, 1, 23)}, []ir.AttrOption{ir.Float("scale", 0.3)}},

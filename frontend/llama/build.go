@@ -125,7 +125,8 @@ func Transpose2D(t *ir.Tensor) *ir.Tensor {
 // Build returns the forward graph of mode (see the package comment for its
 // inputs and outputs). Weight tensors are referenced, not copied; with tied
 // embeddings and no Output, the classifier is a transposed copy of the
-// embedding table made here.
+// embedding table, made once and shared by every graph built from that
+// table (see tiedOutput).
 func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	if err := w.Check(cfg); err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	x = g.op("final_norm", "RMSNormalization", eps, x, b.Const("final_norm.weight", w.FinalNorm))
 	out := w.Output
 	if out == nil {
-		out = Transpose2D(w.Embed)
+		out = tiedOutput(w.Embed)
 	}
 	logits := g.matmul("output", x, out)
 	logits.Name, logits.Producer.Name = OutputLogits, OutputLogits

@@ -80,3 +80,31 @@ func TestRopeCaches(t *testing.T) {
 	require.InDeltaSlice(t, []float32{1, 1, 0.5403023, 0.9950042, -0.4161468, 0.9800666}, c.Float32s(), 1e-6)
 	require.InDeltaSlice(t, []float32{0, 0, 0.84147098, 0.09983342, 0.90929743, 0.19866933}, s.Float32s(), 1e-6)
 }
+
+// Graphs built from tied weights share one transposed classifier (so the
+// backend packs it once); a different embedding table gets its own.
+func TestBuildSharesTiedClassifier(t *testing.T) {
+	cfg, w0 := tinyModel(t)
+	cfg.TiedEmbeddings = true
+	w := &Weights{Embed: w0.Embed, Layers: w0.Layers, FinalNorm: w0.FinalNorm} // no Output: tied
+	classifier := func(w *Weights, mode Mode) *ir.Tensor {
+		g, err := Build(cfg, w, mode)
+		require.NoError(t, err)
+		for _, c := range g.Consts {
+			if c.Name == "output.weight" {
+				return c.Const
+			}
+		}
+		t.Fatal("no output.weight constant")
+		return nil
+	}
+	prefill := classifier(w, Mode{Seq: 2, Capacity: 3})
+	decode := classifier(w, Mode{Seq: 1, Capacity: 3})
+	require.Same(t, prefill, decode)
+	require.Equal(t, Transpose2D(w.Embed).Data, prefill.Data)
+
+	other := *w
+	other.Embed = ir.NewTensor(ir.Float32, w.Embed.Shape)
+	copy(other.Embed.Data, w.Embed.Data)
+	require.NotSame(t, prefill, classifier(&other, Mode{Seq: 1, Capacity: 3}))
+}

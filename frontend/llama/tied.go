@@ -1,0 +1,41 @@
+package llama
+
+import (
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// Tied embeddings: the classifier is the transposed embedding table. Every
+// graph built from one Weights (a model's prefill and decode graphs) uses
+// the same transposed copy, made once per embedding tensor, so that the
+// graphs share it (and the CPU backend's packing of it) instead of each
+// holding its own. The copy lives as long as the embedding tensor does (the
+// map holds the embedding weakly; a cleanup on it drops the entry). Like
+// the graphs, which reference the weights without copying, it assumes the
+// embedding's data does not change once a graph is built.
+var (
+	tiedMu sync.Mutex
+	tied   = map[weak.Pointer[ir.Tensor]]*ir.Tensor{}
+)
+
+// tiedOutput returns the [Dim, Vocab] transpose of embed, shared by every
+// caller with the same embedding tensor.
+func tiedOutput(embed *ir.Tensor) *ir.Tensor {
+	tiedMu.Lock()
+	defer tiedMu.Unlock()
+	key := weak.Make(embed)
+	if out, ok := tied[key]; ok {
+		return out
+	}
+	out := Transpose2D(embed)
+	tied[key] = out
+	runtime.AddCleanup(embed, func(k weak.Pointer[ir.Tensor]) {
+		tiedMu.Lock()
+		defer tiedMu.Unlock()
+		delete(tied, k)
+	}, key)
+	return out
+}
