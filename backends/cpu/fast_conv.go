@@ -107,7 +107,7 @@ func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 		// Few output pixels, many channels (the deep layers): Yᵀ = colᵀ·Wᵀ
 		// with the weights packed once as the B side, so the GEMM's N is
 		// the channel count; the patches and the result are transposed.
-		pw := kernels.PackBT(w.c.Float32s(), kk, kk, M)
+		pw := sharedPackB(w.c.Float32s(), kk, kk, M, true)
 		atOff, ytOff, aOff := l.add(ohw*kk), l.add(ohw*M), l.add(ohw*kk)
 		s.scratch = l.bytes()
 		return func(in, out []*ir.Tensor, scratch []byte) error {
@@ -124,6 +124,49 @@ func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 				yn := yv[n*M*ohw : (n+1)*M*ohw]
 				parTranspose(pool, yn, yt, ohw, M)
 				epi(in, n, yn)
+			}
+			return nil
+		}
+	}
+	if workers := pool.Workers(); workers > 1 && convColumnSplit {
+		// Several workers: split the output pixels into column chunks,
+		// each packed, multiplied and finished by one task (see
+		// convGemmJob), so that no phase but im2col runs alone.
+		per, packLen := convChunks(workers, kk, ohw)
+		rowsPer, colLen := 0, 0
+		if !pointwise && OH >= 2*workers {
+			// Chunks of whole output rows, each task building its own
+			// patches: im2col joins the single batch.
+			rowsPer = (OH + 2*workers - 1) / (2 * workers)
+			colLen = kk * rowsPer * OW
+			packLen = kk * roundUpInt(rowsPer*OW, convChunkAlign)
+		}
+		// In row mode the workers' patch buffers fit in col's region:
+		// workers·⌈OH/2w⌉ <= OH when OH >= 2w.
+		packOff := l.add(workers * packLen)
+		s.scratch = l.bytes()
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			xv, wv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+			j := convGemmJob{M: M, N: ohw, K: kk, w: wv, act: act, relu: relu, per: per,
+				scratch: scratch, packOff: packOff, packLen: packLen,
+				C: C, rowsPer: rowsPer, gh: gh, gw: gw, hLo: hLo, hHi: hHi, wLo: wLo, wHi: wHi, colOff: colOff, colLen: colLen}
+			if b.ok {
+				j.bias = in[2].Float32s()
+			}
+			for n := 0; n < N; n++ {
+				xn := xv[n*C*H*W : (n+1)*C*H*W]
+				j.col = xn
+				if rowsPer > 0 {
+					j.x = xn
+				} else if !pointwise {
+					j.col = region(scratch, colOff, kk*ohw)
+					parIm2col(pool, j.col, xn, C, gh, gw, hLo, hHi, wLo, wHi)
+				}
+				j.y = yv[n*M*ohw : (n+1)*M*ohw]
+				if z.ok {
+					j.z = in[3].Float32s()[n*M*ohw : (n+1)*M*ohw]
+				}
+				runConvGemm(pool, j)
 			}
 			return nil
 		}
