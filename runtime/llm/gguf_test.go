@@ -130,31 +130,7 @@ func (n *naiveGGUF) forward(tok, pos int) []float64 {
 		n.rope(k, pos)
 		n.keys[l] = append(n.keys[l][:pos*kvDim], k...)
 		n.vals[l] = append(n.vals[l][:pos*kvDim], v...)
-		att := make([]float64, d)
-		group := n.heads / n.kvHeads
-		for h := 0; h < n.heads; h++ {
-			kh := h / group
-			scores := make([]float64, pos+1)
-			mx := math.Inf(-1)
-			for t := 0; t <= pos; t++ {
-				s := 0.0
-				for i := 0; i < hd; i++ {
-					s += q[h*hd+i] * n.keys[l][t*kvDim+kh*hd+i]
-				}
-				scores[t] = s / math.Sqrt(float64(hd))
-				mx = math.Max(mx, scores[t])
-			}
-			sum := 0.0
-			for t := range scores {
-				scores[t] = math.Exp(scores[t] - mx)
-				sum += scores[t]
-			}
-			for t := range scores {
-				for i := 0; i < hd; i++ {
-					att[h*hd+i] += scores[t] / sum * n.vals[l][t*kvDim+kh*hd+i]
-				}
-			}
-		}
+		att := naiveAttention(q, n.keys[l], n.vals[l], pos, n.heads, n.kvHeads, hd)
 		o := matvec(n.w(p+"attn_output.weight"), att, d)
 		for i := range x {
 			x[i] += o[i]

@@ -117,31 +117,7 @@ func (n *naive) forward(tok, pos int) []float64 {
 		rope(k)
 		n.keys[l] = append(n.keys[l][:pos*kvDim], k...)
 		n.vals[l] = append(n.vals[l][:pos*kvDim], v...)
-		att := make([]float64, d)
-		group := n.heads / n.kvHeads
-		for h := 0; h < n.heads; h++ {
-			kh := h / group
-			scores := make([]float64, pos+1)
-			mx := math.Inf(-1)
-			for t := 0; t <= pos; t++ {
-				s := 0.0
-				for i := 0; i < hd; i++ {
-					s += q[h*hd+i] * n.keys[l][t*kvDim+kh*hd+i]
-				}
-				scores[t] = s / math.Sqrt(float64(hd))
-				mx = math.Max(mx, scores[t])
-			}
-			sum := 0.0
-			for t := range scores {
-				scores[t] = math.Exp(scores[t] - mx)
-				sum += scores[t]
-			}
-			for t := range scores {
-				for i := 0; i < hd; i++ {
-					att[h*hd+i] += scores[t] / sum * n.vals[l][t*kvDim+kh*hd+i]
-				}
-			}
-		}
+		att := naiveAttention(q, n.keys[l], n.vals[l], pos, n.heads, n.kvHeads, hd)
 		o := matvec(n.wo[l*d*d:(l+1)*d*d], att, d)
 		for i := range x {
 			x[i] += o[i]
@@ -169,4 +145,37 @@ func argmax(v []float64) int {
 		}
 	}
 	return best
+}
+
+// naiveAttention is causal softmax attention of one query position pos over
+// the cached keys and values ([t][kvHeads·hd]), with grouped-query heads:
+// query head h reads key/value head h / (heads/kvHeads).
+func naiveAttention(q, keys, vals []float64, pos, heads, kvHeads, hd int) []float64 {
+	kvDim := kvHeads * hd
+	att := make([]float64, heads*hd)
+	group := heads / kvHeads
+	for h := 0; h < heads; h++ {
+		kh := h / group
+		scores := make([]float64, pos+1)
+		mx := math.Inf(-1)
+		for t := 0; t <= pos; t++ {
+			s := 0.0
+			for i := 0; i < hd; i++ {
+				s += q[h*hd+i] * keys[t*kvDim+kh*hd+i]
+			}
+			scores[t] = s / math.Sqrt(float64(hd))
+			mx = math.Max(mx, scores[t])
+		}
+		sum := 0.0
+		for t := range scores {
+			scores[t] = math.Exp(scores[t] - mx)
+			sum += scores[t]
+		}
+		for t := range scores {
+			for i := 0; i < hd; i++ {
+				att[h*hd+i] += scores[t] / sum * vals[t*kvDim+kh*hd+i]
+			}
+		}
+	}
+	return att
 }
