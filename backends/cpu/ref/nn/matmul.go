@@ -203,15 +203,7 @@ func gemm(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 		if c != nil {
 			cv = toFloats(c)
 		}
-		for m := 0; m < M; m++ {
-			for j := 0; j < N; j++ {
-				v := alpha * y[m*N+j]
-				if c != nil {
-					v += beta * cv[cIndex(m, j)]
-				}
-				y[m*N+j] = v
-			}
-		}
+		gemmScale(y, cv, alpha, beta, M, N, cIndex)
 		return []*ir.Tensor{fromFloats(a.DType, p.out, y)}, nil
 	}
 	ia, ib := int64(alpha), int64(beta)
@@ -230,16 +222,22 @@ func gemm(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 	if c != nil {
 		cv = toInts(c)
 	}
+	gemmScale(y, cv, ia, ib, M, N, cIndex)
+	return []*ir.Tensor{fromInts(a.DType, p.out, y)}, nil
+}
+
+// gemmScale turns the M×N product y into alpha·y + beta·C in place; C (cv,
+// nil when absent) is read through cIndex, which applies its broadcasting.
+func gemmScale[T float64 | int64](y, cv []T, alpha, beta T, M, N int, cIndex func(m, j int) int) {
 	for m := 0; m < M; m++ {
 		for j := 0; j < N; j++ {
-			v := ia * y[m*N+j]
-			if c != nil {
-				v += ib * cv[cIndex(m, j)]
+			v := alpha * y[m*N+j]
+			if cv != nil {
+				v += beta * cv[cIndex(m, j)]
 			}
 			y[m*N+j] = v
 		}
 	}
-	return []*ir.Tensor{fromInts(a.DType, p.out, y)}, nil
 }
 
 // is8bit reports whether dt is int8 or uint8.
