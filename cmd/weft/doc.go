@@ -1,7 +1,7 @@
 // Command weft is the command line of the weft graph compiler and runtime.
 //
 //	weft compile MODEL [-o FILE.wplan] [-O N] [--quantize TYPE] [--policy P] [--layers a,b] [--print-after PASS] [--report] [--verify]
-//	weft run MODEL|FILE.wplan [--verify-weights] [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
+//	weft run MODEL|FILE.wplan [--target cpu,vulkan] [--place RULE]... [--threads T] [--trace FILE.json] [--verify-weights] [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
 //	weft run --example mlp
 //	weft inspect --example mlp
 //	weft inspect MODEL
@@ -11,6 +11,10 @@
 //	weft chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3] [--ctx N] [--kv-type f16|f32]
 //	weft bench MODEL.gguf [--prefill N] [--decode N] [--kv-type f16|f32] [--json]
 //	weft quantize IN.gguf OUT.gguf --type q4_0|q8_0|q4_k [--policy default|all|ffn-only]
+//	weft tokenize MODEL.gguf [--add-special] [--parse-special] [--decode] TEXT|-
+//	weft plan MODEL [--target cpu,vulkan] [--profile NAME|FILE] [--place RULE]... [--dot FILE] [--html FILE]
+//	weft calibrate [-o profile.json]
+//	weft bench MODEL|FILE.wplan [--threads T] [--runs N] [--json]
 //	weft mkllm -o OUT.gguf [--preset llama-110m|tiny] [--type f16|q8_0|q4_0|...] [--arch llama|qwen2] [--seed S]
 //
 // The command is thin: it turns flags into calls of package weft (Open, New,

@@ -6,9 +6,9 @@
 // This package owns the kernel registry, the graph evaluator (Eval,
 // RunGraph) and the helpers kernels share (broadcasting, strides, axes).
 // The kernels themselves live in subpackages by op family (elementwise,
-// layout, nn, reduce, control, recurrent, signal,
-// vision), each registering its ops
-// in init(); backends/cpu imports them all.
+// layout, nn, reduce, control, recurrent, signal, vision; fused for weft's
+// fused ops, qmatmul, rope and transfer), each registering its ops in
+// init(); backends/cpu imports them all.
 //
 // Kernels favour clarity over speed: element access goes through
 // ir.Tensor's Float64/Int64 accessors unless a typed path is just as plain.
