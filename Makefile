@@ -38,11 +38,18 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The CPU backend and the IR run on arm64 under qemu-user (QEMU_CPU=max
-# enables dotprod/i8mm; without NEON assembly one CPU model covers every path).
+# The CPU backend and the IR run on arm64 under qemu-user. The qemu CPU
+# model decides which NEON kernels run (each level below the best is also
+# forced with SetISA): cortex-a53 has plain NEON, neoverse-n1 adds SDOT
+# (dotprod), max has everything. WEFT_WANT_ISA makes the kernel tests fail
+# if detection finds another level, so no path is skipped silently. The
+# kernels run once per model; the IR and the whole CPU backend (kernels
+# included) once more with -cpu max.
 arm64test:
 	@dpkg -s qemu-user >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y qemu-user)
-	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -exec 'qemu-aarch64 -cpu max' ./ir/... ./backends/cpu/...
+	WEFT_WANT_ISA=neon CGO_ENABLED=0 GOARCH=arm64 $(GO) test -exec 'qemu-aarch64 -cpu cortex-a53' ./backends/cpu/kernels/...
+	WEFT_WANT_ISA=dotprod CGO_ENABLED=0 GOARCH=arm64 $(GO) test -exec 'qemu-aarch64 -cpu neoverse-n1' ./backends/cpu/kernels/...
+	WEFT_WANT_ISA=dotprod CGO_ENABLED=0 GOARCH=arm64 $(GO) test -exec 'qemu-aarch64 -cpu max' ./ir/... ./backends/cpu/...
 
 # The core builds without cgo and cross-compiles for phones (arm64).
 crossbuild:

@@ -2,6 +2,7 @@ package weft
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -273,10 +274,15 @@ func (m *Model) Outputs() []*ir.Value { return m.Session.Outputs() }
 // OutputNames returns the keys Run uses for the outputs, in order.
 func (m *Model) OutputNames() []string { return runtime.OutputNames(m.Graph) }
 
-// Close releases the model file.
+// Close releases the session's device resources (runtime.Session.Close)
+// and the model file.
 func (m *Model) Close() error {
-	if m.closer != nil {
-		return m.closer.Close()
+	var err error
+	if m.Session != nil {
+		err = m.Session.Close()
 	}
-	return nil
+	if m.closer != nil {
+		err = errors.Join(err, m.closer.Close())
+	}
+	return err
 }

@@ -108,9 +108,33 @@ func newPlanModel(f *plan.File, opts Options) (*Model, error) {
 				f.Path, part.Index, part.Device, strings.Join(names, ", "))
 		}
 	}
+	// Devices that keep compiled code beside the plan (the Vulkan pipeline
+	// cache) load it before the partitions compile and save it after; a
+	// cache that does not fit is ignored (LoadCache says why), and one that
+	// cannot be written is only a slower next open.
+	var cachers []backends.CacheFiler
+	for _, d := range devs {
+		if c, ok := d.(backends.CacheFiler); ok && usesDevice(f.Plan, d.Name()) {
+			c.LoadCache(f.Path)
+			cachers = append(cachers, c)
+		}
+	}
 	s, err := runtime.NewSession(f.Plan, devs)
 	if err != nil {
 		return nil, fmt.Errorf("weft: %s: %w", f.Path, err)
 	}
+	for _, c := range cachers {
+		_ = c.SaveCache(f.Path)
+	}
 	return &Model{Graph: f.Plan.Graph, Plan: f.Plan, Session: s, PlanMeta: f.Meta, closer: f}, nil
+}
+
+// usesDevice reports whether a partition of p runs on device dev.
+func usesDevice(p *plan.Plan, dev string) bool {
+	for _, part := range p.Partitions {
+		if part.Device == dev {
+			return true
+		}
+	}
+	return false
 }

@@ -35,7 +35,7 @@ var ErrUnsupported = errors.New("unsupported")
 //	Scan batched=1                             Scan-8 (sequence_lens input, batch axis 0)
 //
 // weft-specific ops (fused patterns, quantized matmuls, KV-cache updates)
-// are added by later passes and documented where they are introduced.
+// are documented with WeftOps below.
 var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 
 // weft's own core ops. The passes introduce them (fusion, pattern
@@ -65,7 +65,9 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    inputs; running the body with the reference kernels is the meaning.
 //	QMatMul(X, W, Scales?)              Y[..., n] = Σ_k X[..., k] · W[n, k]
 //	    W is a constant [N, K] weight: block-quantized (Q8_0, Q4_0, ...;
-//	    blocks run along K) or Int8 with per-row Scales [N] (f32; w = s·q).
+//	    blocks run along K), Int8 with per-row Scales [N] (f32; w = s·q),
+//	    or Float16 / BFloat16 (no Scales; w is the value widened to f32:
+//	    weights kept at half size, e.g. an F16 GGUF's mmap'd matrices).
 //	    Y has X's dtype.
 //	RotaryEmbedding(X, CosCache, SinCache, PositionIds)
 //	    ONNX opset 23's op restricted to 4-D X [B, H, S, D] and present
@@ -75,7 +77,51 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    (NeoX) — becomes (x1·c − x2·s, x2·c + x1·s) with c, s =
 //	    CosCache[p, i], SinCache[p, i]; elements ≥ R are copied. attrs:
 //	    interleaved (default 0), rotary_embedding_dim R (0 = D).
-var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul", "RotaryEmbedding"}
+//
+// The KV-cache ops of decoder graphs (frontend/llama). A cache is one
+// layer's keys or values, [B, Hkv, P, D] (P the capacity in tokens), stored
+// as f32, f16 or Q8_0 (Q8_0 blocks run along D, so D is a multiple of 32);
+// Positions is i64 [B, S], the position of each of the S new tokens:
+//
+//	KVCacheUpdate(Cache, New, Positions) -> Cache'
+//	    New [B, Hkv, S, D] f32. Cache'[b, :, Positions[b, s], :] =
+//	    New[b, :, s, :] stored in Cache's dtype (rounded to f16, or each
+//	    row of D quantized to Q8_0 blocks); every other slot is Cache's.
+//	    In place: Cache' IS Cache — the kernel writes the rows into the
+//	    input's storage and the output shares it (InPlaceInput reports
+//	    input 0; memory planning gives the output no buffer of its own and
+//	    keeps the input alive as long as the output). Cache is therefore
+//	    state that the caller owns (a graph input) and every run updates;
+//	    nothing else may read Cache, only Cache'. A position outside
+//	    [0, P) is an error.
+//	KVAttention(Q, KCache, VCache, Positions)
+//	    Q [B, H, S, D] f32, caches [B, Hkv, P, D] and [B, Hkv, P, Dv] of
+//	    one dtype (f32, f16, Q8_0), H a multiple of Hkv. Y [B, H, S, Dv]
+//	    f32 is Attention(Q, f32(KCache), f32(VCache), Mask) with Mask[b, :,
+//	    s, j] = 0 for j ≤ Positions[b, s] and −inf otherwise: query s sees
+//	    the cache slots up to its own position (slots past it are never
+//	    read). attrs: scale (float; absent = 1/sqrt(D)).
+//
+// And the token-embedding lookup of a table kept in its stored format:
+//
+//	QGather(Table, Indices)             Y[i..., d] = f32(Table)[Indices[i...], d]
+//	    Table is a constant [V, D] in a format ir/quant decodes other than
+//	    f32 (the block formats, blocks along D; f16; bf16), Indices i64 of
+//	    any shape; Y is f32 [Indices..., D]. An index outside [0, V) is an
+//	    error (negative indices are not wrapped). It is Gather(axis 0) of
+//	    the decoded table, decoding only the rows it reads.
+var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul", "RotaryEmbedding",
+	"KVCacheUpdate", "KVAttention", "QGather"}
+
+// InPlaceInput returns the index of the input whose storage an op's
+// (single) output is — the op writes that input in place, as
+// KVCacheUpdate does — or -1 for every other op.
+func InPlaceInput(op string) int {
+	if op == "KVCacheUpdate" {
+		return 0
+	}
+	return -1
+}
 
 // The scheduler's core op, inserted after the passes (so not in WeftOps,
 // which the passes and the ONNX writer handle), documented with

@@ -34,6 +34,8 @@ func producer(v *ir.Value, ops ...string) *ir.Node {
 var nondeterministic = map[string]bool{
 	"RandomNormal": true, "RandomUniform": true, "RandomNormalLike": true,
 	"RandomUniformLike": true, "Bernoulli": true, "Multinomial": true,
+	// Not random, but it writes its cache input in place (ir/ops.go).
+	"KVCacheUpdate": true,
 }
 
 // isDeterministic reports whether n computes the same outputs from the same

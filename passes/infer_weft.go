@@ -196,9 +196,13 @@ func inferFused(s *state, n *ir.Node) ([]typ, error) {
 }
 
 // inferQMatMul: Y[..., n] = Σ_k X[..., k]·W[n, k]: X's shape with the last dim
-// replaced by N, X's dtype; W is [N, K] and Scales, when present, [N].
+// replaced by N, X's dtype; W is [N, K] (block-quantized, i8, f16 or bf16)
+// and Scales, when present, [N] (only an i8 weight takes Scales).
 func inferQMatMul(_ *state, n *ir.Node) ([]typ, error) {
 	x, w, scales := in(n, 0), in(n, 1), in(n, 2)
+	if (w.dt == ir.Float16 || w.dt == ir.BFloat16) && n.In(2) != nil {
+		return nil, fmt.Errorf("QMatMul has Scales with a %v weight (only an i8 weight takes Scales)", w.dt)
+	}
 	var nd, kd ir.Dim = unk, unk
 	if w.sh != nil {
 		if len(w.sh) != 2 {

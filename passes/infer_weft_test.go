@@ -56,8 +56,10 @@ func TestInferWeftOps(t *testing.T) {
 			return []*ir.Value{
 				b.Op("QMatMul", x, b.Const("w", ir.NewTensor(ir.Q8_0, []int64{128, 64}))),
 				b.Op("QMatMul", b.Input("h", ir.Float16, sh(64)), b.Const("w8", ir.NewTensor(ir.Int8, []int64{10, 64})), zeros(b, 10)),
+				b.Op("QMatMul", x, b.Const("wh", ir.NewTensor(ir.Float16, []int64{96, 64}))),
+				b.Op("QMatMul", x, b.Const("wb", ir.NewTensor(ir.BFloat16, []int64{3, 64}))),
 			}
-		}, []string{"f32[b,s,128]", "f16[10]"}},
+		}, []string{"f32[b,s,128]", "f16[10]", "f32[b,s,96]", "f32[b,s,3]"}},
 	})
 }
 
@@ -148,6 +150,9 @@ func TestInferWeftErrors(t *testing.T) {
 		{"qmatmul weight rank", func(b *ir.Builder) {
 			b.Op("QMatMul", zeros(b, 2, 32), zeros(b, 32))
 		}, []string{"QMatMul weight has shape [32]"}},
+		{"qmatmul f16 scales", func(b *ir.Builder) {
+			b.Op("QMatMul", zeros(b, 2, 4), b.Const("w", ir.NewTensor(ir.Float16, []int64{3, 4})), zeros(b, 3))
+		}, []string{"QMatMul has Scales with a f16 weight"}},
 		{"qmatmul scales", func(b *ir.Builder) {
 			b.Op("QMatMul", zeros(b, 2, 4), b.Const("w", ir.NewTensor(ir.Int8, []int64{3, 4})), zeros(b, 5))
 		}, []string{"Scales", "dims 3 and 5 differ"}},

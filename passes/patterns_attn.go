@@ -10,6 +10,7 @@ import (
 //
 //	S = MatMul(Q, Kᵀ)                      Q [B,H,Sq,D], Kᵀ [B,Hkv,D,Skv]
 //	S = Div(S, c) | Mul(S, c) | Mul(c, S)  (optional; scale 1/c or c)
+//	S = Where(cond, S, fill)               (optional; see below)
 //	S = Add(S, mask) | Add(mask, S)        (optional; mask does not grow S)
 //	P = Softmax(S, axis = -1)
 //	Y = MatMul(P, V)                       V [B,Hkv,Skv,Dv]
@@ -20,6 +21,14 @@ import (
 // Attention takes K as [B,Hkv,Skv,D]: when Kᵀ is a Transpose its perm is
 // composed with [0,1,3,2] (and the Transpose dropped if nothing else reads
 // it); otherwise a Transpose of Kᵀ is inserted.
+//
+// Where(cond, S, fill), as GPT exports apply their causal mask, matches
+// when fill is a scalar constant of −1e9 or below (−Inf, −FLT_MAX) and
+// cond a constant bool [.., Sq', Skv'] whose leading dims are 1 and whose
+// every row keeps at least one key: then masked scores get weight exactly
+// 0 either way. A cond that is the causal triangle (key j kept for query
+// i iff j ≤ i + Skv − Sq) becomes is_causal = 1; any other becomes the
+// (boolean) mask, unless an additive mask is there too.
 func (r *rewriter) attention(n *ir.Node) bool {
 	if len(n.Inputs) != 2 || len(n.Outputs) != 1 {
 		return false
@@ -37,7 +46,7 @@ func (r *rewriter) attention(n *ir.Node) bool {
 	var mask *ir.Value
 	if add := r.def(s, "Add"); add != nil && len(add.Inputs) == 2 {
 		for i := 0; i < 2; i++ {
-			if r.def(add.Inputs[i], "Div", "Mul", "MatMul") != nil && rank4(add.Inputs[i]) && sameType(add.Outputs[0], add.Inputs[i]) {
+			if r.def(add.Inputs[i], "Div", "Mul", "MatMul", "Where") != nil && rank4(add.Inputs[i]) && sameType(add.Outputs[0], add.Inputs[i]) {
 				s, mask = add.Inputs[i], add.Inputs[1-i]
 				group = append(group, add)
 				break
@@ -46,6 +55,19 @@ func (r *rewriter) attention(n *ir.Node) bool {
 		if mask == nil || !mask.DType.IsFloat() || mask.Shape == nil || len(mask.Shape) > 4 {
 			return false
 		}
+	}
+	causal := false
+	if wh := r.def(s, "Where"); wh != nil && len(wh.Inputs) == 3 && rank4(wh.Inputs[1]) && sameType(wh.Outputs[0], wh.Inputs[1]) {
+		isCausal, ok := whereMask(wh, wh.Inputs[1].Shape)
+		if !ok || !isCausal && mask != nil {
+			return false
+		}
+		causal = isCausal
+		if !isCausal {
+			mask = wh.Inputs[0]
+		}
+		s = wh.Inputs[1]
+		group = append(group, wh)
 	}
 	scale := 1.0
 	if sc := r.def(s, "Div", "Mul"); sc != nil && len(sc.Inputs) == 2 {
@@ -127,8 +149,54 @@ func (r *rewriter) attention(n *ir.Node) bool {
 		inputs = append(inputs, mask)
 	}
 	attrs := ir.Attrs{"scale": {Kind: ir.AttrFloat, Float: float32(scale)}}
+	if causal {
+		attrs["is_causal"] = &ir.Attr{Kind: ir.AttrInt, Int: 1}
+	}
 	nodes = append(nodes, r.node("Attention", nameOf(n), attrs, y, 0, nil, inputs...))
 	return r.replace(group, y, 1, nodes...)
+}
+
+// whereMask checks the Where(cond, S, fill) of an attention pattern (see
+// attention) against the scores' shape s [B,H,Sq,Skv]: ok when it can
+// become Attention's mask, causal when cond is the causal triangle.
+func whereMask(wh *ir.Node, s ir.Shape) (causal, ok bool) {
+	cond, fill := wh.Inputs[0], wh.Inputs[2]
+	if c, isC := scalarOf(fill); !isC || !(c <= -1e9) || !cond.IsConst() || cond.Const.DType != ir.Bool {
+		return false, false
+	}
+	cs := cond.Const.Shape
+	if len(cs) > 4 || !s[2].Known() || !s[3].Known() {
+		return false, false
+	}
+	for len(cs) < 2 {
+		cs = append([]int64{1}, cs...)
+	}
+	for _, d := range cs[:len(cs)-2] {
+		if d != 1 {
+			return false, false
+		}
+	}
+	sq, skv := s[2].Size, s[3].Size
+	rows, cols := cs[len(cs)-2], cs[len(cs)-1]
+	if rows != 1 && rows != sq || cols != 1 && cols != skv {
+		return false, false
+	}
+	data := cond.Const.Data
+	causal = rows == sq && cols == skv
+	for i := int64(0); i < rows; i++ {
+		any := false
+		for j := int64(0); j < cols; j++ {
+			keep := data[i*cols+j] != 0
+			any = any || keep
+			if keep != (j <= i+skv-sq) {
+				causal = false
+			}
+		}
+		if !any {
+			return false, false
+		}
+	}
+	return causal, true
 }
 
 // rank4 reports whether v has a known rank of 4.

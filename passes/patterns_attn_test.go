@@ -19,6 +19,11 @@ type attnSpec struct {
 	kUsed    bool    // Kᵀ is also a graph output
 	sdpa     bool    // Q and Kᵀ each scaled by 8^-1/4 (torch SDPA export)
 	scoreOut bool    // the scores are also a graph output
+	// where applies Where(cond, S, fill) after the scale (GPT's causal
+	// mask): "causal" (cond [1,1,4,5], key j kept iff j ≤ i+1), "rows"
+	// (another cond, every row keeps a key), "empty" (a row keeps none),
+	// "small" (causal, but fill −1e4); fill is −FLT_MAX otherwise.
+	where string
 }
 
 func buildAttn(b *ir.Builder, s attnSpec) {
@@ -65,6 +70,28 @@ func buildAttn(b *ir.Builder, s attnSpec) {
 		}
 		sc = b.Op("Div", sc, f32s(b, c))
 	}
+	if s.where != "" {
+		cond := ir.NewTensor(ir.Bool, []int64{1, 1, 4, 5})
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 5; j++ {
+				keep := j <= i+1
+				switch s.where {
+				case "rows":
+					keep = (i+j)%3 != 1
+				case "empty":
+					keep = keep && i != 2
+				}
+				if keep {
+					cond.Data[i*5+j] = 1
+				}
+			}
+		}
+		fill := float32(-math.MaxFloat32)
+		if s.where == "small" {
+			fill = -1e4
+		}
+		sc = b.Op("Where", b.Const("cond", cond), sc, f32s(b, fill))
+	}
 	if s.mask != nil {
 		sc = b.Op("Add", sc, b.Input("mask", ir.Float32, sh(toAny(s.mask)...)))
 	}
@@ -100,7 +127,13 @@ func TestPatternsAttention(t *testing.T) {
 		attnCase("Kᵀ read elsewhere", attnSpec{kUsed: true}, "Transpose", "Transpose", "Attention"),
 		attnCase("torch SDPA export", attnSpec{sdpa: true, scale: "none", mask: []int{1, 1, 4, 5}}, a...),
 		attnCase("SDPA with K from [B,S,H,D]", attnSpec{sdpa: true, k: "bshd", scale: "none"}, "Transpose", "Attention"),
+		attnCase("causal Where (GPT export)", attnSpec{where: "causal"}, a...),
+		attnCase("causal Where and an additive mask", attnSpec{where: "causal", mask: []int{1, 1, 4, 5}}, a...),
+		attnCase("Where with another bool mask", attnSpec{where: "rows"}, a...),
 		// negative cases
+		attnCase("Where hiding a whole row", attnSpec{where: "empty"}),
+		attnCase("Where filling with -1e4", attnSpec{where: "small"}),
+		attnCase("bool Where and an additive mask", attnSpec{where: "rows", mask: []int{1, 1, 4, 5}}),
 		attnCase("softmax over another axis", attnSpec{axis: 2}),
 		attnCase("scale from an input", attnSpec{scale: "input"}),
 		attnCase("scores read elsewhere", attnSpec{scoreOut: true}),
@@ -113,6 +146,16 @@ func TestPatternsAttention(t *testing.T) {
 	require.Same(t, y, n.Outputs[0])
 	require.Equal(t, []string{"q", "k", "v", "mask"}, []string{n.Inputs[0].Name, n.Inputs[1].Name, n.Inputs[2].Name, n.Inputs[3].Name})
 	require.InDelta(t, 1/math.Sqrt(8), n.AttrFloat("scale", 0), 1e-7)
+
+	g = typedGraph(t, func(b *ir.Builder) { buildAttn(b, attnSpec{where: "causal"}) })
+	runPass(t, g, patternsPass)
+	require.Equal(t, []string{"Attention"}, ops(g))
+	require.Len(t, g.Nodes[0].Inputs, 3) // the causal rule replaces the mask
+	require.Equal(t, int64(1), g.Nodes[0].AttrInt("is_causal", 0))
+	g = typedGraph(t, func(b *ir.Builder) { buildAttn(b, attnSpec{where: "rows"}) })
+	runPass(t, g, patternsPass)
+	require.Equal(t, "cond", g.Nodes[0].Inputs[3].Name)
+	require.Equal(t, int64(0), g.Nodes[0].AttrInt("is_causal", 0))
 
 	g = typedGraph(t, func(b *ir.Builder) { buildAttn(b, attnSpec{k: "bshd"}) })
 	require.Equal(t, Change{Fused: 4, Added: 1}, runPass(t, g, patternsPass)) // 5 nodes -> Transpose, Attention

@@ -18,7 +18,10 @@ func AlignUp(n int64) int64 { return (n + Align - 1) &^ (Align - 1) }
 // Steps number the nodes of all partitions, in partition order; Def is the
 // step of the value's producer and Last the last step that reads it (a read
 // inside an If/Loop/Scan body counts as a read by that node). A value
-// nothing reads has Last == Def: its producer still writes it.
+// nothing reads has Last == Def: its producer still writes it. The output
+// of an op that writes an input in place (ir.InPlaceInput: KVCacheUpdate)
+// is that input's storage, so a read of the output also counts as a read of
+// the input.
 type Lifetime struct{ Def, Last int }
 
 // Overlaps reports whether two lifetimes share a step.
@@ -29,13 +32,16 @@ func (l Lifetime) Overlaps(m Lifetime) bool { return l.Def <= m.Last && m.Def <=
 // step. Values defined inside subgraphs are not listed: they stay dynamic.
 func (p *Plan) Lifetimes() (map[*ir.Value]Lifetime, int) {
 	life := map[*ir.Value]Lifetime{}
+	storage := map[*ir.Value]*ir.Value{} // in-place output -> the input it is
 	step := 0
 	for _, part := range p.Partitions {
 		for _, n := range part.Nodes {
 			read := func(v *ir.Value) {
-				if l, ok := life[v]; ok && step > l.Last {
-					l.Last = step
-					life[v] = l
+				for ; v != nil; v = storage[v] {
+					if l, ok := life[v]; ok && step > l.Last {
+						l.Last = step
+						life[v] = l
+					}
 				}
 			}
 			for _, in := range n.Inputs {
@@ -53,14 +59,19 @@ func (p *Plan) Lifetimes() (map[*ir.Value]Lifetime, int) {
 					life[o] = Lifetime{Def: step, Last: step}
 				}
 			}
+			if i := ir.InPlaceInput(n.Op); i >= 0 && len(n.Outputs) == 1 && n.In(i) != nil {
+				storage[n.Outputs[0]] = n.In(i)
+			}
 			step++
 		}
 	}
 	if p.Graph != nil {
 		for _, o := range p.Graph.Outputs {
-			if l, ok := life[o]; ok {
-				l.Last = max(step-1, l.Def)
-				life[o] = l
+			for v := o; v != nil; v = storage[v] {
+				if l, ok := life[v]; ok {
+					l.Last = max(step-1, l.Def)
+					life[v] = l
+				}
 			}
 		}
 	}
@@ -68,10 +79,15 @@ func (p *Plan) Lifetimes() (map[*ir.Value]Lifetime, int) {
 }
 
 // Plannable reports whether a buffer may be carved from an arena: it has a
-// static size, a top-level node produces it, and it is not a graph output
-// (graph outputs are handed to the caller, so they get their own storage).
+// static size, a top-level node produces it, it is not a graph output
+// (graph outputs are handed to the caller, so they get their own storage),
+// and it is not the output of an op that writes an input in place
+// (ir.InPlaceInput), whose storage is that input's.
 func (p *Plan) Plannable(b Buffer, life map[*ir.Value]Lifetime) bool {
 	if b.Value == nil || b.Bytes < 0 {
+		return false
+	}
+	if n := b.Value.Producer; n != nil && ir.InPlaceInput(n.Op) >= 0 {
 		return false
 	}
 	if _, ok := life[b.Value]; !ok {

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -34,8 +36,9 @@ type Session struct {
 	arenaDev []backends.Device
 	partDev  []int // per partition: its arena index, or -1
 
-	mu   sync.Mutex
-	free []*runState
+	mu     sync.Mutex
+	free   []*runState
+	closed bool
 }
 
 // runState is the storage of one run.
@@ -158,7 +161,8 @@ func (s *Session) Run(ctx context.Context, inputs map[string]*ir.Tensor) (map[st
 // run state), a RunInto that does not run concurrently with another run
 // allocates nothing, provided every node has a planned kernel on its device
 // (see the device's documentation; other nodes still allocate their
-// results). Inputs are only read.
+// results). Inputs are only read, except a cache that the graph's
+// KVCacheUpdate ops write in place (ir/ops.go): state the caller owns.
 func (s *Session) RunInto(ctx context.Context, inputs, outputs []*ir.Tensor) error {
 	if len(inputs) != len(s.inputs) {
 		return fmt.Errorf("runtime: RunInto got %d inputs, the model takes %d (%s)", len(inputs), len(s.inputs), inputList(s.inputs))
@@ -232,6 +236,10 @@ func (s *Session) exec(ctx context.Context, st *runState) error {
 // get takes a run state from the pool, or makes one.
 func (s *Session) get() (*runState, error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("runtime: the session is closed")
+	}
 	if n := len(s.free); n > 0 {
 		st := s.free[n-1]
 		s.free = s.free[:n-1]
@@ -268,6 +276,41 @@ func (s *Session) get() (*runState, error) {
 		st.states[i] = es
 	}
 	return st, nil
+}
+
+// Close releases what the session holds on its devices, deterministically
+// rather than when the garbage collector gets to it: each run state's
+// per-partition states and arenas, then the compiled executables (those
+// that implement io.Closer; a GPU backend frees device memory, command
+// buffers and descriptor pools there). No run may be in flight; runs after
+// Close fail. Close may be called again.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	free, closed := s.free, s.closed
+	s.free, s.closed = nil, true
+	s.mu.Unlock()
+	if closed {
+		return nil
+	}
+	var errs []error
+	for _, st := range free {
+		for _, es := range st.states {
+			if c, ok := es.(io.Closer); ok {
+				errs = append(errs, c.Close())
+			}
+		}
+		for _, a := range st.arenas {
+			if a != nil {
+				a.Free()
+			}
+		}
+	}
+	for _, exe := range s.exes {
+		if c, ok := exe.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // put returns a run state to the pool. The inputs' and outputs' bindings

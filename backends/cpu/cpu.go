@@ -13,6 +13,7 @@ import (
 	_ "github.com/weftrt/weft/backends/cpu/ref/control"
 	_ "github.com/weftrt/weft/backends/cpu/ref/elementwise"
 	_ "github.com/weftrt/weft/backends/cpu/ref/fused"
+	_ "github.com/weftrt/weft/backends/cpu/ref/kvcache"
 	_ "github.com/weftrt/weft/backends/cpu/ref/layout"
 	_ "github.com/weftrt/weft/backends/cpu/ref/nn"
 	_ "github.com/weftrt/weft/backends/cpu/ref/qmatmul"

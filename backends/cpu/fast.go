@@ -104,6 +104,14 @@ func (e *epilogue) Task(_, t int) {
 					row[i] = v
 				}
 			}
+		case b == 0 && !e.relu:
+			// Vector adds: row·1 + m is exactly row + m.
+			if cb != nil {
+				kernels.ScaleAdd(row, 1, cb)
+			}
+			if zr != nil {
+				kernels.ScaleAdd(row, 1, zr)
+			}
 		case cb == nil:
 			zr = zr[:len(row)]
 			for i, v := range row {

@@ -122,53 +122,51 @@ func (j *attnJob) Task(w, t int) {
 }
 
 // softmaxRow turns one row of raw dot products into attention weights:
-// scale, mask, causal rule, then exp(s - max) / sum with the sum in float64.
-// A row that sees no key becomes NaN, as in the reference.
+// scale and mask (one vector pass when the mask row is contiguous floats),
+// the causal rule (the keys past the diagonal get weight 0 and are not
+// touched by the exponential), then exp(s − max) / sum in float32 with the
+// vector kernels. A row that sees no key becomes NaN, as in the reference.
 func (j *attnJob) softmaxRow(row []float32, b, h, i int) {
 	ninf := float32(math.Inf(-1))
-	mx := math.Inf(-1)
+	scale := float32(j.scale)
 	mbase := b*j.mst[0] + h*j.mst[1] + i*j.mst[2]
-	for c := range row {
-		sc := float64(row[c]) * j.scale
-		if j.hasMask {
+	n := len(row)
+	if j.causal {
+		n = min(n, max(0, i+j.Skv-j.Sq+1))
+	}
+	live := row[:n]
+	switch {
+	case j.hasMask && !j.boolMask && j.mst[3] == 1:
+		kernels.ScaleAdd(live, scale, j.mf[mbase:mbase+n])
+	case j.hasMask:
+		kernels.ScaleAdd(live, scale, nil)
+		for c := range live {
 			mi := mbase + c*j.mst[3]
 			if j.boolMask {
 				if j.mb[mi] == 0 {
-					sc = math.Inf(-1)
+					live[c] = ninf
 				}
 			} else {
-				sc += float64(j.mf[mi])
+				live[c] += j.mf[mi]
 			}
 		}
-		if j.causal && c > i+j.Skv-j.Sq {
-			sc = math.Inf(-1)
-		}
-		row[c] = float32(sc)
-		if sc > mx {
-			mx = sc
-		}
+	default:
+		kernels.ScaleAdd(live, scale, nil)
 	}
-	if math.IsInf(mx, -1) || math.IsNaN(mx) {
+	mx := ninf
+	if n > 0 {
+		mx = kernels.Max(live)
+	}
+	if mx == ninf || mx != mx {
 		nan := float32(math.NaN())
 		for c := range row {
 			row[c] = nan
 		}
 		return
 	}
-	sum := 0.0
-	for c, sc := range row {
-		if sc == ninf {
-			row[c] = 0
-			continue
-		}
-		p := math.Exp(float64(sc) - mx)
-		row[c] = float32(p)
-		sum += p
-	}
-	inv := float32(1 / sum)
-	for c := range row {
-		row[c] *= inv
-	}
+	sum := kernels.ExpSum(live, mx)
+	kernels.ScaleAdd(live, 1/sum, nil)
+	clear(row[n:])
 }
 
 // keysSeen returns how many leading keys any query row can see: Skv less

@@ -42,6 +42,9 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 // [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise conv). Grouped
 // convolutions decline (the plain kernel has a direct loop for them).
 func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
+	if k := buildImplicitConv(s, z, act, relu); k != nil {
+		return k
+	}
 	x, w, b, y := s.input(0), s.input(1), s.input(2), s.out[0]
 	if !x.ok || !w.ok || !allF32(x, w, b, z, y) {
 		return nil

@@ -13,18 +13,28 @@ func init() { registerIntoFirst(buildFastQMatMul, "QMatMul") }
 // concurrent runs never share, and a warm pool makes runs allocation-free.
 var qactsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 
-// buildFastQMatMul handles QMatMul with a constant Q8_0 or Q4_0 weight and
-// float32 activations: the activations are quantized to q8 blocks once,
-// then integer dot products per block. Other weight types decline.
+// buildFastQMatMul handles QMatMul with a constant Q8_0, Q4_0, Q4_K or Q6_K
+// weight and float32 activations: the activations are quantized to q8
+// blocks of 32 once, then integer dot products per block (per K-quant
+// sub-block). Other weight types decline.
 func buildFastQMatMul(s *nodeSpec) intoKernel {
 	x, w, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !w.ok || w.c == nil || x.dt != ir.Float32 || y.dt != ir.Float32 {
 		return nil
 	}
-	if w.dt != ir.Q8_0 && w.dt != ir.Q4_0 || len(w.shape) != 2 || len(x.shape) < 1 {
+	if len(w.shape) != 2 || len(x.shape) < 1 {
 		return nil
 	}
 	N, K := int(w.shape[0]), int(w.shape[1])
+	switch w.dt {
+	case ir.Q8_0, ir.Q4_0:
+	case ir.Q4_K, ir.Q6_K:
+		if K%256 != 0 {
+			return nil
+		}
+	default:
+		return nil
+	}
 	if K == 0 || K%32 != 0 || x.shape[len(x.shape)-1] != int64(K) {
 		return nil
 	}

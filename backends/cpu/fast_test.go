@@ -55,11 +55,11 @@ func runFast(t *testing.T, b intoBuilder, tc intoCase) {
 func forEachISA(t *testing.T, f func(t *testing.T)) {
 	prev := kernels.CurrentISA()
 	defer kernels.SetISA(prev.String())
-	for _, name := range []string{"generic", "avx2", "avx512"} {
-		if _, err := kernels.SetISA(name); err != nil {
-			continue // not available here
+	for _, isa := range kernels.Levels() {
+		if _, err := kernels.SetISA(isa.String()); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, f)
+		t.Run(isa.String(), f)
 	}
 }
 
@@ -237,6 +237,8 @@ func TestFastAttention(t *testing.T) {
 			{"all-hidden", []*ir.Tensor{f(1, 2, 1, 64), f(1, 2, 80, 64), f(1, 2, 80, 64), allHidden}, nil},
 			{"plain", []*ir.Tensor{f(2, 3, 19, 16), f(2, 3, 23, 16), f(2, 3, 23, 12)}, nil},
 			{"gqa-causal", []*ir.Tensor{f(1, 4, 19, 16), f(1, 2, 23, 16), f(1, 2, 23, 16)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
+			{"gpt-causal", []*ir.Tensor{f(1, 3, 65, 64), f(1, 3, 65, 64), f(1, 3, 65, 64)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
+			{"bert-mask", []*ir.Tensor{f(1, 2, 129, 64), f(1, 2, 129, 64), f(1, 2, 129, 64), f(1, 1, 1, 129)}, nil},
 			{"float-mask", []*ir.Tensor{f(2, 3, 19, 16), f(2, 3, 23, 16), f(2, 3, 23, 12), f(2, 1, 1, 23)}, []ir.AttrOption{ir.Float("scale", 0.3)}},
 			{"bool-mask", []*ir.Tensor{f(1, 2, 19, 16), f(1, 2, 23, 16), f(1, 2, 23, 16), boolMask}, nil},
 		}
@@ -289,6 +291,8 @@ func q8Round(x *ir.Tensor) *ir.Tensor {
 	return y
 }
 
+// TestGeluF32 checks the epilogue GELU (kernels.GeluErf) at the ISA in use
+// on a fine grid; kernels/vec_test.go covers every ISA level.
 func TestGeluF32(t *testing.T) {
 	var xs []float32
 	for x := -12.0; x <= 12; x += 1.0 / 1024 {
@@ -296,7 +300,7 @@ func TestGeluF32(t *testing.T) {
 	}
 	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), 0, -0, 1e-30, -1e-30, 88, -88)
 	y := append([]float32{}, xs...)
-	geluF32(y)
+	kernels.GeluErf(y)
 	for i, v := range xs {
 		x := float64(v)
 		want := 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
@@ -309,16 +313,8 @@ func TestGeluF32(t *testing.T) {
 		require.InDelta(t, want, float64(y[i]), 4e-7*math.Max(1, math.Abs(x)), "gelu(%v)", v)
 	}
 	nan := []float32{float32(math.NaN())}
-	geluF32(nan)
+	kernels.GeluErf(nan)
 	require.True(t, math.IsNaN(float64(nan[0])))
-}
-
-func TestExpF32(t *testing.T) {
-	for x := -87.0; x <= 0; x += 1.0 / 256 {
-		want := math.Exp(x)
-		got := float64(expF32(float32(x)))
-		require.InDelta(t, want, got, 3e-7*want+1e-38, "exp(%v)", x)
-	}
 }
 
 func BenchmarkGelu(b *testing.B) {
@@ -335,10 +331,10 @@ func BenchmarkGelu(b *testing.B) {
 			exact(w)
 		}
 	})
-	b.Run("geluF32", func(b *testing.B) {
+	b.Run("vector", func(b *testing.B) {
 		for b.Loop() {
 			copy(w, y)
-			geluF32(w)
+			kernels.GeluErf(w)
 		}
 	})
 }

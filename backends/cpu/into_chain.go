@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+	"sync"
+	"unsafe"
 
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
@@ -61,7 +63,8 @@ type cinstr struct {
 
 // buildChain handles Fused nodes whose body is a chain of float32/bool
 // elementwise ops over inputs that broadcast to the output: an interpreter
-// evaluates the body once per output element, in registers.
+// evaluates the body over blocks of output elements, one instruction at a
+// time over the block (chainJob), on the pool when the output is large.
 func buildChain(s *nodeSpec) intoKernel {
 	body := s.n.AttrGraph("body")
 	if body == nil || len(s.out) != 1 || len(body.Outputs) != 1 || len(body.Inputs) != len(s.in) || len(s.in) > maxChainIn || len(body.OuterRefs()) > 0 {
@@ -167,63 +170,203 @@ func buildChain(s *nodeSpec) intoKernel {
 	if !ok || body.Outputs[0].DType != y.dt || len(init) > maxChainRegs {
 		return nil
 	}
-	rank := len(y.shape)
-	inner, outer := int(y.shape[rank-1]), y.shape[:rank-1]
+	// Merge output dims that every input walks contiguously (or not at
+	// all), so that the innermost run is as long as possible.
+	dims, sts := mergeChainDims(y.shape, inSt)
+	r := len(dims)
+	inner, outer := int(dims[r-1]), dims[:r-1]
 	rows := numel(outer)
+	blocksPerRow := (inner + chainBlock - 1) / chainBlock
 	nIn := len(s.in)
 	isBool := make([]bool, nIn)
+	innerSt := make([]int, nIn)
 	for i, a := range s.in {
 		isBool[i] = a.dt == ir.Bool
+		innerSt[i] = int(sts[i][r-1])
 	}
-	outBool := y.dt == ir.Bool
+	nRegs := len(init)
+	per := nRegs * chainBlock * 8 // register bytes of one worker
+	workers := s.pool.Workers()
+	total := rows * inner
+	if total < chainParMin {
+		workers = 1
+	}
+	s.scratch = workers * per
+	prog0 := prog
+	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
-		var regs [maxChainRegs]float64
-		copy(regs[:], init)
-		var fs [maxChainIn][]float32
-		var bs [maxChainIn][]byte
-		var offs [maxChainIn]int
+		j := chainJobs.Get().(*chainJob)
+		*j = chainJob{
+			prog: prog0, init: init, outReg: outReg, nIn: nIn, nConst: len(body.Consts), isBool: isBool, innerSt: innerSt, sts: sts,
+			outer: outer, inner: inner, blocksPerRow: blocksPerRow, per: per, scratch: scratch,
+			outBool: y.dt == ir.Bool, yb: out[0].Data,
+		}
 		for i := 0; i < nIn; i++ {
 			if isBool[i] {
-				bs[i] = in[i].Data
+				j.bs[i] = in[i].Data
 			} else {
-				fs[i] = in[i].Float32s()
+				j.fs[i] = in[i].Float32s()
 			}
 		}
-		var yf []float32
-		if !outBool {
-			yf = out[0].Float32s()
+		if !j.outBool {
+			j.yf = out[0].Float32s()
 		}
-		yb := out[0].Data
-		for r := 0; r < rows; r++ {
-			for i := 0; i < nIn; i++ {
-				off, rem := 0, r
-				for d := len(outer) - 1; d >= 0; d-- {
-					n := int(outer[d])
-					off += (rem % n) * int(inSt[i][d])
-					rem /= n
-				}
-				offs[i] = off
+		tasks := rows * blocksPerRow
+		if workers == 1 {
+			for t := 0; t < tasks; t++ {
+				j.Task(0, t)
 			}
-			for j := 0; j < inner; j++ {
-				o := r*inner + j
-				for i := 0; i < nIn; i++ {
-					at := offs[i] + j*int(inSt[i][rank-1])
-					if isBool[i] {
-						regs[i] = b2f(bs[i][at] != 0)
-					} else {
-						regs[i] = float64(fs[i][at])
-					}
-				}
-				runChain(prog, &regs)
-				if outBool {
-					yb[o] = byte(int(regs[outReg]) & 1)
-				} else {
-					yf[o] = float32(regs[outReg])
-				}
-			}
+		} else {
+			pool.RunTasks(tasks, j)
 		}
+		*j = chainJob{}
+		chainJobs.Put(j)
 		return nil
 	}
+}
+
+// The chain runs over blocks of up to chainBlock elements of a row: one
+// instruction at a time over the whole block (a tight loop per op, not an
+// interpreter step per element), registers in the kernel's scratch.
+// Chains over at least chainParMin elements run on the pool.
+const (
+	chainBlock  = 256
+	chainParMin = 1 << 14
+)
+
+// chainJob is one run of a chain; task t is block t%blocksPerRow of row
+// t/blocksPerRow, computed in worker w's registers.
+type chainJob struct {
+	prog              []cinstr
+	init              []float64
+	outReg, nIn       int
+	nConst            int // registers nIn … nIn+nConst-1 hold the constants
+	isBool            []bool
+	innerSt           []int
+	sts               [][]int64
+	outer             []int64
+	inner             int
+	blocksPerRow, per int
+	scratch           []byte
+	fs                [maxChainIn][]float32
+	bs                [maxChainIn][]byte
+	outBool           bool
+	yf                []float32
+	yb                []byte
+}
+
+var chainJobs = sync.Pool{New: func() any { return new(chainJob) }}
+
+// Task computes one block.
+func (j *chainJob) Task(w, t int) {
+	row, blk := t/j.blocksPerRow, t%j.blocksPerRow
+	j0 := blk * chainBlock
+	n := min(chainBlock, j.inner-j0)
+	var regs [maxChainRegs][]float64
+	mem := f64View(j.scratch[w*j.per:(w+1)*j.per], len(j.init)*chainBlock)
+	for k, c := range j.init {
+		regs[k] = mem[k*chainBlock : k*chainBlock+n]
+		if k >= j.nIn && k < j.nIn+j.nConst {
+			for i := range regs[k] {
+				regs[k][i] = c
+			}
+		}
+	}
+	var offs [maxChainIn]int
+	for i := 0; i < j.nIn; i++ {
+		off, rem := 0, row
+		for d := len(j.outer) - 1; d >= 0; d-- {
+			m := int(j.outer[d])
+			off += (rem % m) * int(j.sts[i][d])
+			rem /= m
+		}
+		offs[i] = off + j0*j.innerSt[i]
+	}
+	for i := 0; i < j.nIn; i++ {
+		dst, st, off := regs[i], j.innerSt[i], offs[i]
+		switch {
+		case j.isBool[i]:
+			src := j.bs[i]
+			for e := range dst {
+				dst[e] = b2f(src[off+e*st] != 0)
+			}
+		case st == 0:
+			v := float64(j.fs[i][off])
+			for e := range dst {
+				dst[e] = v
+			}
+		case st == 1:
+			src := j.fs[i][off : off+n]
+			for e, v := range src {
+				dst[e] = float64(v)
+			}
+		default:
+			src := j.fs[i]
+			for e := range dst {
+				dst[e] = float64(src[off+e*st])
+			}
+		}
+	}
+	runChainBlock(j.prog, &regs)
+	o := row*j.inner + j0
+	res := regs[j.outReg]
+	if j.outBool {
+		yb := j.yb[o : o+n]
+		for e, v := range res {
+			yb[e] = byte(int(v) & 1)
+		}
+		return
+	}
+	yf := j.yf[o : o+n]
+	for e, v := range res {
+		yf[e] = float32(v)
+	}
+}
+
+// mergeChainDims merges neighbouring output dims d, d+1 wherever every
+// input's stride satisfies st[d] = st[d+1]·dims[d+1] (contiguous, or both
+// 0 for a broadcast input), and returns the merged dims and strides.
+func mergeChainDims(shape []int64, inSt [][]int64) ([]int64, [][]int64) {
+	var dims []int64
+	sts := make([][]int64, len(inSt))
+	for d, n := range shape {
+		if n == 1 {
+			continue // unit dims add nothing to any offset
+		}
+		last := len(dims) - 1
+		merge := last >= 0
+		for i := range inSt {
+			if !merge || sts[i][last] != inSt[i][d]*n {
+				merge = false
+				break
+			}
+		}
+		if merge {
+			dims[last] *= n
+			for i := range inSt {
+				sts[i][last] = inSt[i][d]
+			}
+			continue
+		}
+		dims = append(dims, n)
+		for i := range inSt {
+			sts[i] = append(sts[i], inSt[i][d])
+		}
+	}
+	if dims == nil {
+		dims = []int64{1}
+		for i := range sts {
+			sts[i] = []int64{0}
+		}
+	}
+	return dims, sts
+}
+
+func f64View(b []byte, n int) []float64 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b[:n*8]))), n)
 }
 
 // chainTypesOK reports whether n's operand dtypes suit instruction op:
@@ -253,69 +396,119 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// runChain executes one element's program.
-func runChain(prog []cinstr, r *[maxChainRegs]float64) {
+// runChainBlock executes the program over one block of registers: each
+// instruction is a loop over the block, with the same float64 operations
+// and float32 rounding per element as the reference's tensors.
+func runChainBlock(prog []cinstr, r *[maxChainRegs][]float64) {
 	for i := range prog {
 		p := &prog[i]
-		a := r[p.a]
-		var v float64
+		a, dst := r[p.a], r[p.dst]
+		var b, c []float64
+		if p.b >= 0 {
+			b = r[p.b][:len(a)]
+		}
+		if p.c >= 0 {
+			c = r[p.c][:len(a)]
+		}
+		dst = dst[:len(a)]
 		switch p.op {
 		case ciUnary:
-			v = p.f(a)
+			for e, v := range a {
+				dst[e] = p.f(v)
+			}
 		case ciAdd:
-			v = a + r[p.b]
+			for e, v := range a {
+				dst[e] = v + b[e]
+			}
 		case ciSub:
-			v = a - r[p.b]
+			for e, v := range a {
+				dst[e] = v - b[e]
+			}
 		case ciMul:
-			v = a * r[p.b]
+			for e, v := range a {
+				dst[e] = v * b[e]
+			}
 		case ciDiv:
-			v = a / r[p.b]
+			for e, v := range a {
+				dst[e] = v / b[e]
+			}
 		case ciPow:
-			v = math.Pow(a, r[p.b])
+			for e, v := range a {
+				dst[e] = math.Pow(v, b[e])
+			}
 		case ciMax:
-			v = max(a, r[p.b])
+			for e, v := range a {
+				dst[e] = max(v, b[e])
+			}
 		case ciMin:
-			v = min(a, r[p.b])
+			for e, v := range a {
+				dst[e] = min(v, b[e])
+			}
 		case ciEq:
-			v = b2f(a == r[p.b])
+			for e, v := range a {
+				dst[e] = b2f(v == b[e])
+			}
 		case ciLt:
-			v = b2f(a < r[p.b])
+			for e, v := range a {
+				dst[e] = b2f(v < b[e])
+			}
 		case ciGt:
-			v = b2f(a > r[p.b])
+			for e, v := range a {
+				dst[e] = b2f(v > b[e])
+			}
 		case ciLe:
-			v = b2f(a <= r[p.b])
+			for e, v := range a {
+				dst[e] = b2f(v <= b[e])
+			}
 		case ciGe:
-			v = b2f(a >= r[p.b])
+			for e, v := range a {
+				dst[e] = b2f(v >= b[e])
+			}
 		case ciAnd:
-			v = b2f(a != 0 && r[p.b] != 0)
+			for e, v := range a {
+				dst[e] = b2f(v != 0 && b[e] != 0)
+			}
 		case ciOr:
-			v = b2f(a != 0 || r[p.b] != 0)
+			for e, v := range a {
+				dst[e] = b2f(v != 0 || b[e] != 0)
+			}
 		case ciXor:
-			v = b2f((a != 0) != (r[p.b] != 0))
+			for e, v := range a {
+				dst[e] = b2f((v != 0) != (b[e] != 0))
+			}
 		case ciNot:
-			v = b2f(a == 0)
+			for e, v := range a {
+				dst[e] = b2f(v == 0)
+			}
 		case ciWhere:
-			if a != 0 {
-				v = r[p.b]
-			} else {
-				v = r[p.c]
+			for e, v := range a {
+				if v != 0 {
+					dst[e] = b[e]
+				} else {
+					dst[e] = c[e]
+				}
 			}
 		case ciClip:
-			v = a
-			if !p.noLo && v < r[p.b] {
-				v = r[p.b]
-			}
-			if !p.noHi && v > r[p.c] {
-				v = r[p.c]
+			for e, v := range a {
+				if !p.noLo && v < b[e] {
+					v = b[e]
+				}
+				if !p.noHi && v > c[e] {
+					v = c[e]
+				}
+				dst[e] = v
 			}
 		case ciToBool:
-			v = b2f(a != 0)
+			for e, v := range a {
+				dst[e] = b2f(v != 0)
+			}
 		case ciIdentity:
-			v = a
+			copy(dst, a)
 		}
 		if p.roundF32 {
-			v = float64(float32(v))
+			for e, v := range dst {
+				dst[e] = float64(float32(v))
+			}
 		}
-		r[p.dst] = v
 	}
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
 )
@@ -13,8 +14,10 @@ func init() {
 	registerInto(buildBinary, "Add", "Sub", "Mul", "Div")
 }
 
-// buildUnary handles float32 elementwise activations. Transcendental
-// functions are evaluated in float64 and rounded once, as the reference does.
+// buildUnary handles float32 elementwise activations. Gelu, Sigmoid and
+// SiLU run the float32 vector kernels (vecUnary); the other
+// transcendental functions are evaluated in float64 and rounded once, as
+// the reference does.
 func buildUnary(s *nodeSpec) intoKernel {
 	if len(s.in) != 1 || len(s.out) != 1 || !s.in[0].ok || !allF32(s.in[0], s.out[0]) || !sameShape(s.in[0].shape, s.out[0].shape) {
 		return nil
@@ -30,11 +33,37 @@ func buildUnary(s *nodeSpec) intoKernel {
 	case "Neg":
 		return unaryF32(func(x float32) float32 { return -x })
 	}
+	if act := vecUnary(s.n); act != nil {
+		return func(in, out []*ir.Tensor, scratch []byte) error {
+			y := out[0].Float32s()
+			copy(y, in[0].Float32s())
+			act(y)
+			return nil
+		}
+	}
 	f := unaryFunc(s.n)
 	if f == nil {
 		return nil
 	}
 	return unaryF32(func(x float32) float32 { return float32(f(float64(x))) })
+}
+
+// vecUnary returns the float32 vector kernel (kernels/vec.go) of an
+// exp/erf-based activation node, or nil.
+func vecUnary(n *ir.Node) func([]float32) {
+	switch n.Op {
+	case "Gelu":
+		switch n.AttrString("approximate", "none") {
+		case "none":
+			return vecAct("Gelu")
+		case "tanh":
+			return vecAct("GeluTanh")
+		}
+		return nil
+	case "Sigmoid", "SiLU":
+		return vecAct(n.Op)
+	}
+	return nil
 }
 
 // unaryFunc returns the float64 formula of a unary elementwise node (the
@@ -205,8 +234,15 @@ func binRow(op int, y, a, b []float32, sa, sb int) {
 		a, b = a[:n], b[:n]
 		switch op {
 		case opAdd:
-			for i := range y {
-				y[i] = a[i] + b[i]
+			// Vector add: y = a·1 + b (exact), in place over whichever
+			// operand y is (addition commutes).
+			switch {
+			case n == 0:
+			case &y[0] == &b[0]:
+				kernels.ScaleAdd(y, 1, a)
+			default:
+				copy(y, a)
+				kernels.ScaleAdd(y, 1, b)
 			}
 		case opSub:
 			for i := range y {

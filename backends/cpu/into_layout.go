@@ -73,34 +73,83 @@ func buildTranspose(s *nodeSpec) intoKernel {
 			return nil
 		}
 	}
-	inner, innerSt := int(want[rank-1]), int(st[rank-1])
-	outer, outerSt := want[:rank-1], st[:rank-1]
+	dims, strides := mergeTransposeDims(want, st)
+	r := len(dims)
+	inner, innerSt := int(dims[r-1]), int(strides[r-1])
+	outer, outerSt := dims[:r-1], strides[:r-1]
 	rows := numel(outer)
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		src, dst := in[0].Data, out[0].Data
+		var idx [8]int // odometer over the outer dims (rank ≤ 8 after merging, else div/mod)
+		useIdx := len(outer) <= len(idx)
+		var sf, df []float32
+		if es == 4 && innerSt != 1 {
+			sf, df = f32View(src, total), f32View(dst, total)
+		}
+		off := 0
 		for r := 0; r < rows; r++ {
-			off, rem := 0, r
-			for d := len(outer) - 1; d >= 0; d-- {
-				n := int(outer[d])
-				off += (rem % n) * int(outerSt[d])
-				rem /= n
+			if !useIdx {
+				off = 0
+				rem := r
+				for d := len(outer) - 1; d >= 0; d-- {
+					n := int(outer[d])
+					off += (rem % n) * int(outerSt[d])
+					rem /= n
+				}
 			}
-			o := r * inner * es
-			switch es {
-			case 4:
-				for j := 0; j < inner; j++ {
-					i := (off + j*innerSt) * 4
-					copy(dst[o+j*4:o+j*4+4], src[i:i+4])
+			o := r * inner
+			switch {
+			case innerSt == 1: // contiguous rows: one block copy
+				copy(dst[o*es:(o+inner)*es], src[off*es:(off+inner)*es])
+			case es == 4:
+				d := df[o : o+inner]
+				for j := range d {
+					d[j] = sf[off+j*innerSt]
 				}
 			default:
 				for j := 0; j < inner; j++ {
 					i := (off + j*innerSt) * es
-					copy(dst[o+j*es:o+(j+1)*es], src[i:i+es])
+					copy(dst[(o+j)*es:(o+j+1)*es], src[i:i+es])
+				}
+			}
+			if useIdx {
+				for d := len(outer) - 1; d >= 0; d-- {
+					idx[d]++
+					off += int(outerSt[d])
+					if idx[d] < int(outer[d]) {
+						break
+					}
+					off -= idx[d] * int(outerSt[d])
+					idx[d] = 0
 				}
 			}
 		}
 		return nil
 	}
+}
+
+// mergeTransposeDims simplifies a transpose given as output dims and the
+// input stride of each: unit dims are dropped and neighbours that are
+// contiguous in the input too (stride[i] = stride[i+1]·dims[i+1]) are
+// merged, so that e.g. [B,S,H,D] → [B,H,S,D] copies rows of D elements.
+// The result has at least one dim.
+func mergeTransposeDims(dims, strides []int64) ([]int64, []int64) {
+	var od, os []int64
+	for i, d := range dims {
+		if d == 1 {
+			continue
+		}
+		if n := len(od); n > 0 && os[n-1] == strides[i]*d {
+			od[n-1] *= d
+			os[n-1] = strides[i]
+			continue
+		}
+		od, os = append(od, d), append(os, strides[i])
+	}
+	if len(od) == 0 {
+		return []int64{1}, []int64{1}
+	}
+	return od, os
 }
 
 func rowStrides(shape []int64) []int64 {

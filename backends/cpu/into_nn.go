@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
 )
@@ -93,8 +94,11 @@ func gemvRow(row, a, B []float32, N int) {
 }
 
 // buildSoftmax handles float32 Softmax over one axis (or, with the
-// importer's legacy_axis, over the flattened dims from axis on). It follows
-// the reference: exp(x - max) / sum in float64, rounded once.
+// importer's legacy_axis, over the flattened dims from axis on). Rows that
+// are contiguous (the axis is the last) run the float32 vector kernels
+// (kernels.Max, ExpSum, ScaleAdd: within a few float32 ulps of the
+// reference); strided ones follow the reference, exp(x - max) / sum in
+// float64, rounded once.
 func buildSoftmax(s *nodeSpec) intoKernel {
 	x, y := s.input(0), s.out[0]
 	if len(s.in) != 1 || len(s.out) != 1 || !allF32(x, y) || !sameShape(x.shape, y.shape) {
@@ -120,6 +124,16 @@ func buildSoftmax(s *nodeSpec) intoKernel {
 	}
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
+		if inner == 1 && size > 0 {
+			// Contiguous rows: the vector kernels, in float32.
+			for o := 0; o < outer; o++ {
+				row := yv[o*size : (o+1)*size]
+				copy(row, xv[o*size:(o+1)*size])
+				m := kernels.Max(row)
+				kernels.ScaleAdd(row, 1/kernels.ExpSum(row, m), nil)
+			}
+			return nil
+		}
 		for o := 0; o < outer; o++ {
 			for k := 0; k < inner; k++ {
 				base := o*size*inner + k
@@ -147,8 +161,10 @@ func buildSoftmax(s *nodeSpec) intoKernel {
 }
 
 // buildLayerNorm handles float32 LayerNormalization with only the Y output
-// and Scale/B covering exactly the normalized dims; statistics in float64
-// as in the reference.
+// and Scale/B covering exactly the normalized dims. The row statistics
+// (two passes: mean, then the mean squared deviation) and the affine step
+// run the float32 vector kernels (kernels.Sum, SumSqDev, NormAffine); the
+// reference keeps them in float64, which agrees to a few 1e-7 relative.
 func buildLayerNorm(s *nodeSpec) intoKernel {
 	x, sc, bias, y := s.input(0), s.input(1), s.input(2), s.out[0]
 	if len(s.out) != 1 || !x.ok || !sc.ok || !allF32(x, sc, bias, y) || !sameShape(x.shape, y.shape) {
@@ -175,26 +191,15 @@ func buildLayerNorm(s *nodeSpec) intoKernel {
 		if hasBias {
 			bv = in[2].Float32s()
 		}
+		if cols == 0 {
+			return nil
+		}
 		for r := 0; r < rows; r++ {
 			row := xv[r*cols : (r+1)*cols]
-			var mean, variance float64
-			for _, v := range row {
-				mean += float64(v)
-			}
-			mean /= float64(cols)
-			for _, v := range row {
-				d := float64(v) - mean
-				variance += d * d
-			}
-			inv := 1 / math.Sqrt(variance/float64(cols)+eps)
-			yr := yv[r*cols : (r+1)*cols]
-			for c, v := range row {
-				o := (float64(v) - mean) * inv * float64(sv[c])
-				if hasBias {
-					o += float64(bv[c])
-				}
-				yr[c] = float32(o)
-			}
+			mean := kernels.Sum(row) / float32(cols)
+			variance := kernels.SumSqDev(row, mean) / float32(cols)
+			inv := float32(1 / math.Sqrt(float64(variance)+eps))
+			kernels.NormAffine(row, yv[r*cols:(r+1)*cols], sv[:cols], bv, mean, inv)
 		}
 		return nil
 	}

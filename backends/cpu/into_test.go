@@ -117,6 +117,9 @@ func TestIntoKernelsMatchReference(t *testing.T) {
 		intoCase{name: "Log", op: "Log", in: []*ir.Tensor{pos}},
 		intoCase{name: "Reciprocal", op: "Reciprocal", in: []*ir.Tensor{pos}},
 		intoCase{name: "GeluTanh", op: "Gelu", attrs: []ir.AttrOption{ir.Str("approximate", "tanh")}, in: []*ir.Tensor{f(17)}},
+		intoCase{name: "GeluLong", op: "Gelu", in: []*ir.Tensor{f(3, 129)}},
+		intoCase{name: "SiLU", op: "SiLU", in: []*ir.Tensor{f(2, 63)}},
+		intoCase{name: "SigmoidLong", op: "Sigmoid", in: []*ir.Tensor{f(5, 33)}},
 		intoCase{name: "LeakyReluAlpha", op: "LeakyRelu", attrs: []ir.AttrOption{ir.Float("alpha", 0.3)}, in: []*ir.Tensor{f(2, 3)}},
 		intoCase{name: "ReluScalar", op: "Relu", in: []*ir.Tensor{f()}},
 	)
@@ -138,11 +141,16 @@ func TestIntoKernelsMatchReference(t *testing.T) {
 		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("axis", 1)}},
 		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("axis", 0)}},
 		{[]int64{2, 3, 5}, []ir.AttrOption{ir.Int("legacy_axis", 1), ir.Int("axis", 1)}},
+		// contiguous rows of every tail length of the vector kernels
+		{[]int64{3, 1}, nil}, {[]int64{2, 15}, nil}, {[]int64{2, 17}, nil}, {[]int64{3, 63}, nil}, {[]int64{2, 129}, nil},
 	} {
 		cases = append(cases, intoCase{name: fmt.Sprint("Softmax", c.shape, len(c.attrs)), op: "Softmax", attrs: c.attrs, in: []*ir.Tensor{f(c.shape...)}})
 	}
 	cases = append(cases,
 		intoCase{name: "LayerNorm", op: "LayerNormalization", in: []*ir.Tensor{f(2, 3, 9), f(9), f(9)}, tol: 1e-5},
+		intoCase{name: "LayerNormTails", op: "LayerNormalization", in: []*ir.Tensor{f(3, 17), f(17), f(17)}, tol: 1e-5},
+		intoCase{name: "LayerNormWide", op: "LayerNormalization", in: []*ir.Tensor{f(2, 129), f(129), nil}, tol: 1e-5},
+		intoCase{name: "LayerNormBERT", op: "LayerNormalization", in: []*ir.Tensor{f(3, 768), f(768), f(768)}, tol: 1e-5},
 		intoCase{name: "LayerNormAxis", op: "LayerNormalization", attrs: []ir.AttrOption{ir.Int("axis", 1), ir.Float("epsilon", 1e-3)}, in: []*ir.Tensor{f(2, 3, 5), f(3, 5), nil}, tol: 1e-5},
 		intoCase{name: "Reshape", op: "Reshape", in: []*ir.Tensor{f(2, 3, 4), i64([]int64{2}, 4, -1)}, consts: []bool{false, true}},
 		intoCase{name: "Flatten", op: "Flatten", attrs: []ir.AttrOption{ir.Int("axis", 2)}, in: []*ir.Tensor{f(2, 3, 4, 5)}},
@@ -151,6 +159,11 @@ func TestIntoKernelsMatchReference(t *testing.T) {
 		intoCase{name: "Identity", op: "Identity", in: []*ir.Tensor{i64([]int64{3}, 1, 2, 3)}},
 		intoCase{name: "Transpose", op: "Transpose", in: []*ir.Tensor{f(2, 3, 4)}},
 		intoCase{name: "TransposePerm", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 0, 2, 3, 1)}, in: []*ir.Tensor{f(2, 3, 5, 7)}},
+		intoCase{name: "TransposeHeads", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 0, 2, 1, 3)}, in: []*ir.Tensor{f(1, 7, 3, 17)}},
+		intoCase{name: "TransposeUnitDims", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 3, 1, 0, 2)}, in: []*ir.Tensor{f(1, 5, 1, 6)}},
+		intoCase{name: "TransposeMerged", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 2, 3, 0, 1)}, in: []*ir.Tensor{f(2, 3, 4, 5)}},
+		intoCase{name: "TransposeRank6", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 5, 0, 3, 1, 4, 2)}, in: []*ir.Tensor{f(2, 3, 2, 3, 2, 3)}},
+		intoCase{name: "TransposeAllUnit", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 1, 0)}, in: []*ir.Tensor{f(1, 1)}},
 		intoCase{name: "TransposeI64", op: "Transpose", attrs: []ir.AttrOption{ir.Ints("perm", 1, 0)}, in: []*ir.Tensor{i64([]int64{2, 3}, 1, 2, 3, 4, 5, 6)}},
 		intoCase{name: "Concat0", op: "Concat", attrs: []ir.AttrOption{ir.Int("axis", 0)}, in: []*ir.Tensor{f(2, 3), f(1, 3), f(4, 3)}},
 		intoCase{name: "Concat-1", op: "Concat", attrs: []ir.AttrOption{ir.Int("axis", -1)}, in: []*ir.Tensor{f(2, 3, 1), f(2, 3, 5), f(2, 3, 0)}},
@@ -388,6 +401,16 @@ func TestIntoFusedChain(t *testing.T) {
 			lt := op(b, "Less", ir.Bool, []int64{3, 4}, nil, mx, scalar(b, 0.2))
 			cf := op(b, "Cast", ir.Float32, []int64{3, 4}, ir.Attrs{"to": {Kind: ir.AttrInt, Int: 1}}, lt)
 			return op(b, "Sub", ir.Float32, []int64{3, 4}, nil, op(b, "Where", ir.Float32, []int64{3, 4}, nil, lt, mx, op(b, "Gelu", ir.Float32, []int64{3, 4}, nil, a)), cf)
+		}},
+		// large enough for several blocks, tails and the pool; dims that
+		// merge (a, b) and that do not (c broadcasts over rows)
+		{"embeddings", []*ir.Tensor{randF32(r, 1, 130, 300), randF32(r, 130, 300), randF32(r, 1, 1, 300)}, []int64{1, 130, 300}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			a := op(b, "Add", ir.Float32, []int64{1, 130, 300}, nil, in[0], in[1])
+			return op(b, "Add", ir.Float32, []int64{1, 130, 300}, nil, a, in[2])
+		}},
+		{"column broadcast", []*ir.Tensor{randF32(r, 37, 1), randF32(r, 37, 600), randF32(r, 60, 1, 1)}, []int64{60, 37, 600}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			m := op(b, "Mul", ir.Float32, []int64{37, 600}, nil, in[0], in[1])
+			return op(b, "Sub", ir.Float32, []int64{60, 37, 600}, nil, m, in[2])
 		}},
 		{"bool output", []*ir.Tensor{randF32(r, 2, 5), randF32(r, 5), randF32(r, 2, 1)}, []int64{2, 5}, ir.Bool, func(b *ir.Graph, in []*ir.Value) *ir.Value {
 			lt := op(b, "Less", ir.Bool, []int64{2, 5}, nil, in[0], in[1])

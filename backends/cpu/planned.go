@@ -29,6 +29,7 @@ const (
 	slotPrivate        // static size but not planned: the state's own tensor
 	slotOutput         // a graph output: the runtime's destination, if any
 	slotDynamic        // size known only at run time: whatever the kernel returns
+	slotAlias          // the output of an in-place op (ir.InPlaceInput): its input's tensor
 )
 
 type slotInfo struct {
@@ -38,6 +39,7 @@ type slotInfo struct {
 	shape []int64    // static shape (nil for dynamic)
 	off   int64      // arena offset (slotPlanned)
 	bytes int64
+	alias int // slotAlias: the slot of the input written in place
 }
 
 // step is one node.
@@ -128,9 +130,14 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 		for _, o := range n.Outputs {
 			si := slotInfo{v: o, kind: slotDynamic, shape: staticShape(o), off: -1}
 			b, planned := buf[o]
-			switch {
+			switch ai := ir.InPlaceInput(n.Op); {
 			case isOut[o]:
 				si.kind = slotOutput
+			case ai >= 0 && len(n.Outputs) == 1 && ai < len(st.in) && st.in[ai] >= 0:
+				// The op writes input ai in place: the output is that
+				// tensor (the memory plan gives it no buffer and keeps the
+				// input alive as long as the output).
+				si.kind, si.alias = slotAlias, st.in[ai]
 			case si.shape == nil || !o.DType.Valid():
 				si.shape = nil
 			case planned && b.Offset >= 0 && b.Device == DeviceName:
@@ -278,6 +285,8 @@ func (s *execState) intoReady(st *step, in, out []*ir.Tensor, env *backends.Env)
 		switch info.kind {
 		case slotPlanned, slotPrivate:
 			out[k] = s.home[si]
+		case slotAlias:
+			out[k] = s.slots[info.alias]
 		case slotOutput:
 			out[k] = nil
 			if info.shape == nil {
@@ -315,6 +324,13 @@ func (s *execState) fallback(st *step, in []*ir.Tensor, env *backends.Env) error
 		}
 		if err := t.Check(); err != nil {
 			return fmt.Errorf("node %v: output %d: %w", st.n, k, err)
+		}
+		if e.slots[si].kind == slotAlias {
+			if t != s.slots[e.slots[si].alias] {
+				return fmt.Errorf("node %v: the kernel did not update its input %d in place", st.n, ir.InPlaceInput(st.n.Op))
+			}
+			s.slots[si] = t
+			continue
 		}
 		var dst *ir.Tensor
 		switch e.slots[si].kind {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/weftrt/weft/backends"
@@ -43,6 +44,9 @@ func probe(env func(string) string) ([]backends.Device, string) {
 		}
 		devs = append(devs, d)
 	}
+	if len(devs) == 0 {
+		in.release()
+	}
 	return devs, strings.Join(skipped, "; ")
 }
 
@@ -60,11 +64,23 @@ type device struct {
 	stagingType C.int32_t // memory type of staging buffers
 	align       uint64    // offset alignment inside a buffer
 
+	in   *instance
+	uuid [16]byte // pipelineCacheUUID
+
 	qmu sync.Mutex // vkQueueSubmit needs the queue externally synchronized
 
 	pmu   sync.Mutex
 	cache C.VkPipelineCache
 	pipes map[string]*pipeline
+	built int // pipelines created since the device opened
+	// The last LoadCache: bytes merged (0: none) and its note.
+	cacheLoaded int
+	cacheNote   string
+	closed      bool // Close ran: every Vulkan object is gone
+
+	// Counters of live Vulkan objects, for tests and Close: memory
+	// allocations made (ever) and still held, and command states held.
+	allocs, liveBuffers, liveCmds atomic.Int64
 }
 
 func openDevice(in *instance, pd C.VkPhysicalDevice, index int, env func(string) string) (*device, error) {
@@ -75,8 +91,22 @@ func openDevice(in *instance, pd C.VkPhysicalDevice, index int, env func(string)
 	if info.ComputeQueueFamily < 0 {
 		return nil, fmt.Errorf("%s (%s): skipped: no compute queue", name, info.Name)
 	}
-	d := &device{name: name, qfam: C.uint32_t(ci.queueFamily), pipes: map[string]*pipeline{}}
-	if err := check("vkCreateDevice", C.wv_create_device(pd, &ci, &d.h, &d.queue)); err != nil {
+	d := &device{name: name, qfam: C.uint32_t(ci.queueFamily), pipes: map[string]*pipeline{}, in: in}
+	for k := range d.uuid {
+		d.uuid[k] = byte(ci.cacheUUID[k])
+	}
+	// The features the flags allow are enabled at creation (a shader may
+	// use only enabled features); the flags are derived again below once
+	// the memory types are known, from the same facts.
+	want := deriveQuirks(info, env)
+	err := check("vkCreateDevice", C.wv_create_device(pd, &ci, cbool(want.F16Storage), cbool(want.F16Arith), &d.h, &d.queue))
+	if err != nil && (want.F16Storage || want.F16Arith) {
+		// A driver that reports a feature and then refuses to enable it:
+		// open the device without f16, as if it had reported none.
+		info.Storage16Bit, info.ShaderFloat16 = false, false
+		err = check("vkCreateDevice", C.wv_create_device(pd, &ci, 0, 0, &d.h, &d.queue))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", name, info.Name, err)
 	}
 	info.DeviceMemoryBytes = uint64(ci.devHeap)
@@ -94,12 +124,53 @@ func openDevice(in *instance, pd C.VkPhysicalDevice, index int, env func(string)
 	d.devType, d.stagingType = ci.devType, ci.stagingType
 	d.align = max(info.MinStorageAlign, 64)
 	d.lim = limits{maxGroups: info.MaxGroupCount, maxStorageRange: info.MaxStorageRange}
-	if err := check("vkCreatePipelineCache", C.wv_pipeline_cache(d.h, &d.cache)); err != nil {
+	if err := check("vkCreatePipelineCache", C.wv_pipeline_cache(d.h, nil, 0, &d.cache)); err != nil {
 		C.wv_destroy_device(d.h)
 		return nil, fmt.Errorf("%s (%s): %w", name, info.Name, err)
 	}
+	in.refs.Add(1)
 	return d, nil
 }
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Close releases the device: its pipelines, its pipeline cache, the
+// VkDevice and, with the last device of a probe, the VkInstance. Every
+// executable compiled on it and every buffer allocated from it must be
+// closed or freed first; otherwise Close refuses (and leaks nothing it
+// cannot account for). The devices the backend registers live as long as
+// the process; Close is for devices from a separate probe (tests, tools)
+// and for programs that shut Vulkan down deterministically.
+func (d *device) Close() error {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	if d.closed {
+		return nil
+	}
+	if n, c := d.liveBuffers.Load(), d.liveCmds.Load(); n != 0 || c != 0 {
+		return fmt.Errorf("%s: close: %d buffers and %d command states are still in use (close the sessions and executables first)", d.name, n, c)
+	}
+	C.wv_device_wait_idle(d.h)
+	for name, p := range d.pipes {
+		C.wv_destroy_pipeline(d.h, p.h, p.pl, p.dsl)
+		delete(d.pipes, name)
+	}
+	C.wv_destroy_cache(d.h, d.cache)
+	C.wv_destroy_device(d.h)
+	d.closed, d.h, d.cache = true, nil, nil
+	if d.in.refs.Add(-1) == 0 {
+		d.in.release()
+	}
+	return nil
+}
+
+// errClosed is the error of any use of a closed device.
+func (d *device) errClosed() error { return fmt.Errorf("%s: the device is closed", d.name) }
 
 // DeviceInfo returns what a Vulkan device reports about itself and the
 // quirk flags derived from it; ok is false for devices of other backends.
@@ -145,6 +216,9 @@ type buffer struct {
 // newBuffer allocates size bytes (at least 4) of memory type mt, mapped
 // when mapIt is set.
 func (d *device) newBuffer(size int, mt C.int32_t, mapIt bool) (*buffer, error) {
+	if d.isClosed() {
+		return nil, d.errClosed()
+	}
 	b := &buffer{d: d, size: size}
 	m := C.int(0)
 	if mapIt {
@@ -154,7 +228,15 @@ func (d *device) newBuffer(size int, mt C.int32_t, mapIt bool) (*buffer, error) 
 	if err := check("vkAllocateMemory", C.wv_buffer(d.h, C.uint64_t(alloc), mt, m, &b.h, &b.mem, &b.mapped)); err != nil {
 		return nil, fmt.Errorf("%s: a %d-byte buffer: %w", d.name, size, err)
 	}
+	d.allocs.Add(1)
+	d.liveBuffers.Add(1)
 	return b, nil
+}
+
+func (d *device) isClosed() bool {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	return d.closed
 }
 
 // bytes views the mapped memory (nil when not mapped).
@@ -173,6 +255,7 @@ func (b *buffer) Free() {
 	if b.h != nil {
 		C.wv_free_buffer(b.d.h, b.h, b.mem)
 		b.h, b.mem, b.mapped = nil, nil, nil
+		b.d.liveBuffers.Add(-1)
 	}
 }
 
@@ -193,11 +276,15 @@ type pipeline struct {
 	h    C.VkPipeline
 }
 
-// pipeline returns the pipeline of a shader, building it on first use (the
-// in-memory pipeline cache; saving it beside a plan is later work).
+// pipeline returns the pipeline of a shader, building it on first use
+// through the device's pipeline cache (which LoadCache may have filled
+// from a file beside the plan, see cache.go).
 func (d *device) pipeline(name string) (*pipeline, error) {
 	d.pmu.Lock()
 	defer d.pmu.Unlock()
+	if d.closed {
+		return nil, d.errClosed()
+	}
 	if p, ok := d.pipes[name]; ok {
 		return p, nil
 	}
@@ -223,11 +310,60 @@ func (d *device) pipeline(name string) (*pipeline, error) {
 		return nil, fmt.Errorf("%s: shader %s: %w", d.name, name, err)
 	}
 	d.pipes[name] = p
+	d.built++
 	return p, nil
 }
 
 // Compile plans every node, builds the pipelines and uploads the
 // partition's constants; per-run resources are made by the first run.
+// Every value lives in the executable's own per-run buffers.
 func (d *device) Compile(p *plan.Partition) (backends.Executable, error) {
-	return d.compile(p)
+	return d.compile(nil, p)
+}
+
+// CompilePlanned is Compile for a partition of a memory-planned plan: the
+// values the plan places in this device's arena live there (at their
+// plan.Buffer offsets, inside the one buffer the runtime allocates per
+// arena and run state, see NewState); the rest (graph outputs, inputs from
+// other devices, Fused-body intermediates) in a small per-state buffer.
+func (d *device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Executable, error) {
+	return d.compile(p, part)
+}
+
+// Capabilities states the device's storage and arithmetic precision as the
+// quirk flags left them (quirks.go): f32 always; f16 storage with
+// storageBuffer16BitAccess (MatMul kernels), f16 arithmetic with
+// shaderFloat16; Q8_0 and Q4_0 as QMatMul weights.
+func (d *device) Capabilities() backends.Capabilities {
+	c := backends.Capabilities{
+		Storage:        []ir.DType{ir.Float32, ir.Q8_0, ir.Q4_0},
+		Arith:          []ir.DType{ir.Float32},
+		MaxBufferBytes: int64(min(d.info.MaxStorageRange, 1<<62)),
+	}
+	if d.quirks.F16Storage {
+		c.Storage = append(c.Storage, ir.Float16)
+	} else if d.info.Storage16Bit {
+		c.Notes = append(c.Notes, "f16 storage switched off (WEFT_VULKAN_FP16 or WEFT_VULKAN_FP16_STORAGE)")
+	}
+	if d.quirks.F16Arith {
+		c.Arith = append(c.Arith, ir.Float16)
+	} else if d.info.ShaderFloat16 {
+		c.Notes = append(c.Notes, "f16 arithmetic switched off (WEFT_VULKAN_FP16 or WEFT_VULKAN_FP16_ARITH)")
+	}
+	if d.quirks.F16Weights {
+		c.Notes = append(c.Notes, "f32 MatMul weights stored as f16 (WEFT_VULKAN_FP16_WEIGHTS=1)")
+	}
+	return c
+}
+
+// MemoryStats reports, for a Vulkan device, how many device memory
+// allocations it has made since it opened, how many are live, and how many
+// command states (command pool, descriptor pool, fence) are live; ok is
+// false for devices of other backends.
+func MemoryStats(dev backends.Device) (allocs, live, cmds int64, ok bool) {
+	d, ok := dev.(*device)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return d.allocs.Load(), d.liveBuffers.Load(), d.liveCmds.Load(), true
 }

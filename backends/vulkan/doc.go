@@ -13,9 +13,16 @@
 //     needs the headers (Debian: libvulkan-dev). Without cgo, stub.go
 //     compiles instead and the backend has no devices.
 //   - Devices (device.go): instance, physical devices (properties, limits,
-//     features through vkGetPhysicalDeviceFeatures2), one compute queue,
-//     storage buffers in one memory type for device data and one
-//     host-visible coherent type for staging, an in-memory pipeline cache.
+//     features through vkGetPhysicalDeviceFeatures2; 16-bit storage and
+//     shaderFloat16 enabled at device creation when the quirk flags allow
+//     them), one compute queue, storage buffers in one memory type for
+//     device data and one host-visible coherent type for staging,
+//     Capabilities (storage vs arithmetic precision), Close.
+//   - The pipeline cache (cache.go, cachefile.go): one VkPipelineCache per
+//     device, saved beside a compiled plan as FILE.wplan.vkcache and loaded
+//     on open (backends.CacheFiler), validated against the device's vendor,
+//     device, driver version and pipelineCacheUUID, ignored with a note
+//     when it does not match.
 //   - Quirks and kill switches (quirks.go, the only place that looks at
 //     vendor, device and driver; see the list of WEFT_VULKAN_* variables
 //     there).
@@ -23,25 +30,35 @@
 //     dispatches (push constants, workgroup counts). It answers Supports, so a node runs here only if
 //     planning succeeds; anything else is declined with an error wrapping
 //     ir.ErrUnsupported that says why, and stays on another device.
-//   - Execution (exec.go): Compile uploads the partition's constants once
-//     and lays out one arena per run state (a span per value); each run
-//     state records its command buffer once — input copies from a staging
-//     buffer, every dispatch followed by a barrier, output copies back —
-//     and Run replays it: host tensors in from the Env, fresh host tensors
-//     out. Run is safe for concurrent use (a pool of run states; queue
-//     submission is serialized).
+//   - Execution (exec.go, state.go): Compile and CompilePlanned upload the
+//     partition's constants once and place every other value: at its
+//     plan.Buffer offset inside the memory plan's arena for this device
+//     (one VkBuffer per arena and run state, allocated by the runtime
+//     through Alloc), or in a per-state scratch buffer (graph outputs,
+//     inputs from other devices, Fused-body intermediates). Each run state
+//     (NewState, one per concurrent run) records one command buffer for
+//     the partition once — input copies from a staging buffer, every
+//     dispatch followed by a barrier, output copies back — and each run
+//     replays it, allocating nothing: host tensors in from the Env, outputs
+//     into the caller's bound tensor or fresh ones. Close (executables and
+//     states, io.Closer) frees device memory and command pools
+//     deterministically; runtime.Session.Close calls it.
 //   - The shaders (shaders/*.comp, GLSL compute), compiled to SPIR-V by
 //     glslc through `go generate` (generate.go) and embedded.
 //
-// Kernels: f32 data only (but for QMatMul's block-quantized weights),
-// static shapes; anything else is declined.
+// Kernels: f32 data (f16 for MatMul where the device stores f16, and
+// QMatMul's block-quantized and half weights), static shapes; anything
+// else is declined. The precision policy is in quirks.go.
 //
 //   - Linear algebra: MatMul (16×16 tiles, ONNX batching and broadcasting,
 //     1-D operands), FusedMatMul (bias with numpy broadcasting, every
-//     activation of the op contract); QMatMul with Q8_0 or Q4_0 weights
-//     (the raw blocks uploaded as they are and dequantized in the shader,
-//     which reads them as uint words; f16 scales through unpackHalf2x16;
-//     Int8 weights with per-row Scales and other block formats declined).
+//     activation of the op contract), in f32, in f16 storage with f32 or
+//     f16 tile arithmetic (f16 graphs), or with f16-stored weights (the
+//     WEFT_VULKAN_FP16_WEIGHTS=1 opt-in); QMatMul with Q8_0, Q4_0, F16 or
+//     BF16 weights (the raw bytes uploaded as they are and widened in the
+//     shader, which reads them as uint words, or F16 as float16_t through
+//     16-bit storage; f16 scales through unpackHalf2x16; Int8 weights
+//     with per-row Scales and other block formats declined).
 //   - RotaryEmbedding (interleaved 0 and 1, partial rotary_embedding_dim)
 //     on 4-D X with i64 position ids, checked on the host to lie in
 //     [0, max_pos) like Gather's indices (ops_llm.go).
@@ -77,7 +94,11 @@
 // whole models with a mix of CPU and Vulkan partitions against the CPU
 // alone (mixed_test.go; with the device seen as not host-visible too, so
 // that Transfer nodes are exercised), and the ONNX node tests through
-// conform (conform/vulkan_test.go).
+// conform (conform/vulkan_test.go). The f16 paths are checked against
+// float64 references with error bounds derived from each shader's
+// arithmetic (f16_test.go); plan arenas, allocation counts and Close in
+// pool_test.go and session_test.go; the pipeline cache file in
+// cache_test.go.
 //
 // What it must not know: the scheduler, the runtime, other backends, any
 // frontend or pass. It sees the graph only through the partitions and

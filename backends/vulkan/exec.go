@@ -9,10 +9,11 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/weftrt/weft/backends"
 	"github.com/weftrt/weft/ir"
@@ -22,6 +23,20 @@ import (
 // span is a byte range inside a buffer.
 type span struct{ off, size uint64 }
 
+// loc is where a non-constant value lives during a run: in the plan's
+// arena (the buffer NewState is given), or in the run state's scratch.
+type loc struct {
+	inArena bool
+	span
+}
+
+// constKey names a constant as uploaded: its f32 data may also be
+// uploaded converted to f16 (the F16Weights opt-in), as a separate copy.
+type constKey struct {
+	v    *ir.Value
+	half bool
+}
+
 // step is one dispatch with its pipeline.
 type step struct {
 	node *ir.Node
@@ -30,31 +45,42 @@ type step struct {
 }
 
 // executable is a compiled partition. Constants live in one device buffer
-// uploaded at compile time; everything else lives in a per-run arena whose
-// layout (one span per value, no reuse yet) is fixed here, so that each run
-// state records its command buffer once and replays it.
+// uploaded at compile time. Every other value has a fixed place, chosen
+// here: its plan.Buffer offset inside the device's arena when the plan
+// placed it there (CompilePlanned), otherwise a span of the run state's
+// scratch buffer. Each run state records its one command buffer once (input
+// copies from staging, the dispatches with barriers between them, output
+// copies back to staging) and replays it on every run.
 type executable struct {
 	d     *device
 	part  *plan.Partition
 	steps []step
 
 	consts  *buffer
-	constAt map[*ir.Value]span
-	arenaAt map[*ir.Value]span
-	arena   uint64
+	constAt map[constKey]span
+	at      map[*ir.Value]loc
+	scratch uint64      // bytes of a state's scratch buffer
+	arena   uint64      // bytes of the plan arena this partition touches (0: none)
 	inputs  []*ir.Value // non-constant partition inputs, uploaded each run
 	outputs []*ir.Value // downloaded each run
+	gout    map[*ir.Value]bool
 	stageAt map[*ir.Value]span
 	staging uint64
 	nsets   int
 	ndescs  int
 	checks  []step // dispatches whose run-time indices are checked on the host
-	mu      sync.Mutex
-	free    []*runState
+
+	mu     sync.Mutex
+	free   []*runState // idle states of the stateless Run
+	states []*runState // every state made and not yet destroyed
+	closed bool
 }
 
-func (d *device) compile(p *plan.Partition) (*executable, error) {
-	e := &executable{d: d, part: p, constAt: map[*ir.Value]span{}, arenaAt: map[*ir.Value]span{}, stageAt: map[*ir.Value]span{}}
+// compile plans p's nodes and places its values; pl is nil for Compile
+// (no memory plan: everything in the state's scratch).
+func (d *device) compile(pl *plan.Plan, p *plan.Partition) (*executable, error) {
+	e := &executable{d: d, part: p, constAt: map[constKey]span{}, at: map[*ir.Value]loc{},
+		stageAt: map[*ir.Value]span{}, gout: map[*ir.Value]bool{}}
 	for _, n := range p.Nodes {
 		ds, err := planNode(n, d.quirks, d.lim)
 		if err != nil {
@@ -77,31 +103,53 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 			e.ndescs += len(dp.args)
 		}
 	}
-	// Lay out the constants, the arena and the staging buffer.
+	planned := e.plannedOffsets(pl)
 	var constBytes uint64
-	place := func(at map[*ir.Value]span, end *uint64, v *ir.Value) {
-		if _, ok := at[v]; ok {
+	next := func(end *uint64, size uint64) uint64 {
+		off := *end
+		*end += (size + d.align - 1) / d.align * d.align
+		return off
+	}
+	placeConst := func(k constKey) {
+		if _, ok := e.constAt[k]; ok {
+			return
+		}
+		size := uint64(k.v.DType.Bytes(k.v.Shape.NumElements()))
+		if k.half {
+			size = uint64(2 * k.v.Shape.NumElements())
+		}
+		e.constAt[k] = span{off: next(&constBytes, size), size: size}
+	}
+	place := func(v *ir.Value) {
+		if _, ok := e.at[v]; ok {
 			return
 		}
 		size := uint64(v.DType.Bytes(v.Shape.NumElements()))
-		at[v] = span{off: *end, size: size}
-		*end += (size + d.align - 1) / d.align * d.align
+		if off, ok := planned[v]; ok {
+			e.at[v] = loc{inArena: true, span: span{off: off, size: size}}
+			e.arena = max(e.arena, off+(size+3)&^3)
+			return
+		}
+		e.at[v] = loc{span: span{off: next(&e.scratch, size), size: size}}
+	}
+	stage := func(v *ir.Value) {
+		size := uint64(v.DType.Bytes(v.Shape.NumElements()))
+		e.stageAt[v] = span{off: next(&e.staging, size), size: size}
 	}
 	for _, v := range p.Inputs {
 		if v.IsConst() {
-			place(e.constAt, &constBytes, v)
-			continue
+			continue // placed below, as the dispatches read them
 		}
 		e.inputs = append(e.inputs, v)
-		place(e.arenaAt, &e.arena, v)
-		place(e.stageAt, &e.staging, v)
+		place(v)
+		stage(v)
 	}
 	for _, s := range e.steps {
-		for _, v := range s.d.args {
+		for i, v := range s.d.args {
 			if v.IsConst() { // a partition input, or a constant of a Fused body
-				place(e.constAt, &constBytes, v)
+				placeConst(constKey{v, s.d.halfArgs&(1<<i) != 0})
 			} else {
-				place(e.arenaAt, &e.arena, v)
+				place(v)
 			}
 		}
 	}
@@ -111,11 +159,16 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 		}
 	}
 	for _, v := range p.Outputs {
-		if _, ok := e.arenaAt[v]; !ok {
+		if _, ok := e.at[v]; !ok {
 			return nil, fmt.Errorf("vulkan: partition %d: output %v is not computed by its nodes", p.Index, v)
 		}
 		e.outputs = append(e.outputs, v)
-		place(e.stageAt, &e.staging, v)
+		stage(v)
+	}
+	if pl != nil && pl.Graph != nil {
+		for _, o := range pl.Graph.Outputs {
+			e.gout[o] = true
+		}
 	}
 	if constBytes > 0 {
 		if err := e.uploadConsts(constBytes); err != nil {
@@ -123,6 +176,26 @@ func (d *device) compile(p *plan.Partition) (*executable, error) {
 		}
 	}
 	return e, nil
+}
+
+// plannedOffsets returns the arena offset of every value the plan places
+// in this device's arena, leaving out offsets the device cannot bind (a
+// minStorageBufferOffsetAlignment above plan.Align): those values go to
+// scratch instead.
+func (e *executable) plannedOffsets(pl *plan.Plan) map[*ir.Value]uint64 {
+	at := map[*ir.Value]uint64{}
+	if pl == nil {
+		return at
+	}
+	align := max(e.d.info.MinStorageAlign, 1)
+	for _, b := range pl.Buffers {
+		if b.Value == nil || b.Offset < 0 || b.Device != e.part.Device || b.Arena < 0 || b.Arena >= len(pl.Arenas) ||
+			pl.Arenas[b.Arena].Device != e.d.name || uint64(b.Offset)%align != 0 {
+			continue
+		}
+		at[b.Value] = uint64(b.Offset)
+	}
+	return at
 }
 
 // uploadConsts copies the partition's constants into a device buffer
@@ -140,12 +213,21 @@ func (e *executable) uploadConsts(size uint64) error {
 	}
 	defer stage.Free()
 	host := stage.bytes()
-	for v, s := range e.constAt {
-		if uint64(len(v.Const.Data)) != s.size {
+	for k, s := range e.constAt {
+		v := k.v
+		if want := uint64(v.DType.Bytes(v.Shape.NumElements())); uint64(len(v.Const.Data)) != want {
 			e.consts.Free()
-			return fmt.Errorf("vulkan: constant %v has %d bytes, want %d", v, len(v.Const.Data), s.size)
+			return fmt.Errorf("vulkan: constant %v has %d bytes, want %d", v, len(v.Const.Data), want)
 		}
-		copy(host[s.off:s.off+s.size], v.Const.Data)
+		if !k.half {
+			copy(host[s.off:s.off+s.size], v.Const.Data)
+			continue
+		}
+		// f32 → f16, rounded to nearest even (ir.F32ToF16).
+		for i := uint64(0); i < s.size/2; i++ {
+			f := math.Float32frombits(binary.LittleEndian.Uint32(v.Const.Data[4*i:]))
+			binary.LittleEndian.PutUint16(host[s.off+2*i:], ir.F32ToF16(f))
+		}
 	}
 	c, err := d.newCommands(1, 1)
 	if err != nil {
@@ -173,8 +255,12 @@ type commands struct {
 }
 
 func (d *device) newCommands(nsets, ndescs int) (*commands, error) {
+	if d.isClosed() {
+		return nil, d.errClosed()
+	}
 	c := &commands{d: d}
 	r := C.wv_state_create(d.h, d.qfam, C.uint32_t(nsets), C.uint32_t(ndescs), &c.dp, &c.cp, &c.cb, &c.fence)
+	d.liveCmds.Add(1)
 	if err := check("command buffer setup", r); err != nil {
 		c.destroy()
 		return nil, fmt.Errorf("%s: %w", d.name, err)
@@ -182,7 +268,16 @@ func (d *device) newCommands(nsets, ndescs int) (*commands, error) {
 	return c, nil
 }
 
-func (c *commands) destroy() { C.wv_state_destroy(c.d.h, c.dp, c.cp, c.fence) }
+// destroy releases the command pool (and its command buffer), the
+// descriptor pool and the fence; it may be called again.
+func (c *commands) destroy() {
+	if c.d == nil {
+		return
+	}
+	C.wv_state_destroy(c.d.h, c.dp, c.cp, c.fence)
+	c.d.liveCmds.Add(-1)
+	c.d = nil
+}
 
 // submitWait ends recording (the first time), submits and waits for the
 // GPU to finish. It always waits for completion, even when ctx ends, since
@@ -209,133 +304,6 @@ func (c *commands) submitWait(ctx context.Context) error {
 	}
 }
 
-// runState is the per-run storage of an executable: the arena, the
-// staging buffer and the recorded command buffer. One run uses it at a time.
-type runState struct {
-	arena, stage *buffer
-	cmds         *commands
-}
-
-func (e *executable) newState() (*runState, error) {
-	d := e.d
-	st := &runState{}
-	var err error
-	defer func() {
-		if err != nil {
-			st.destroy()
-		}
-	}()
-	if st.arena, err = d.newBuffer(int(e.arena), d.devType, false); err != nil {
-		return nil, err
-	}
-	if st.stage, err = d.newBuffer(int(e.staging), d.stagingType, true); err != nil {
-		return nil, err
-	}
-	if st.cmds, err = d.newCommands(e.nsets, e.ndescs); err != nil {
-		return nil, err
-	}
-	cb := st.cmds.cb
-	for _, v := range e.inputs {
-		s, a := e.stageAt[v], e.arenaAt[v]
-		C.wv_cmd_copy(cb, st.stage.h, C.uint64_t(s.off), st.arena.h, C.uint64_t(a.off), C.uint64_t(s.size))
-	}
-	C.wv_cmd_barrier(cb)
-	for _, s := range e.steps {
-		n := len(s.d.args)
-		bufs := make([]C.VkBuffer, n)
-		offs := make([]C.uint64_t, n)
-		ranges := make([]C.uint64_t, n)
-		for i, v := range s.d.args {
-			sp, ok := e.constAt[v]
-			bufs[i] = st.arena.h
-			if ok {
-				bufs[i] = e.consts.h
-			} else {
-				sp = e.arenaAt[v]
-			}
-			// Ranges are whole words, so that shaders reading bytes as uint
-			// words (QMatMul's blocks) see the last partial one; the padding
-			// is inside the span's d.align-aligned slot.
-			offs[i], ranges[i] = C.uint64_t(sp.off), C.uint64_t((sp.size+3)&^3)
-		}
-		var set C.VkDescriptorSet
-		r := C.wv_set(d.h, st.cmds.dp, s.pipe.dsl, C.uint32_t(n), &bufs[0], &offs[0], &ranges[0], &set)
-		if err = check("vkAllocateDescriptorSets", r); err != nil {
-			return nil, fmt.Errorf("vulkan: node %v: %w", s.node, err)
-		}
-		g := s.d.groups
-		C.wv_cmd_dispatch(cb, s.pipe.h, s.pipe.pl, set, unsafe.Pointer(&s.d.push[0]), C.uint32_t(4*len(s.d.push)),
-			C.uint32_t(g[0]), C.uint32_t(g[1]), C.uint32_t(g[2]))
-		C.wv_cmd_barrier(cb)
-	}
-	for _, v := range e.outputs {
-		s, a := e.stageAt[v], e.arenaAt[v]
-		C.wv_cmd_copy(cb, st.arena.h, C.uint64_t(a.off), st.stage.h, C.uint64_t(s.off), C.uint64_t(s.size))
-	}
-	C.wv_cmd_host_barrier(cb)
-	return st, nil
-}
-
-func (st *runState) destroy() {
-	if st.cmds != nil {
-		st.cmds.destroy()
-	}
-	if st.arena != nil {
-		st.arena.Free()
-	}
-	if st.stage != nil {
-		st.stage.Free()
-	}
-}
-
-// Run uploads the partition's inputs from env, replays the recorded
-// command buffer and binds fresh host tensors for the outputs.
-func (e *executable) Run(ctx context.Context, env *backends.Env) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, v := range e.inputs {
-		t := env.Get(v)
-		if t == nil {
-			return fmt.Errorf("vulkan: input %v has no value", v)
-		}
-		if err := matches(v, t); err != nil {
-			return err
-		}
-	}
-	for _, c := range e.checks {
-		check := checkIndices
-		if c.d.nonNeg {
-			check = checkPositions
-		}
-		if err := check(c.node, env.Get(c.d.index), c.d.bound); err != nil {
-			return err
-		}
-	}
-	st, err := e.get()
-	if err != nil {
-		return err
-	}
-	host := st.stage.bytes()
-	for _, v := range e.inputs {
-		s := e.stageAt[v]
-		copy(host[s.off:s.off+s.size], env.Get(v).Data)
-	}
-	if err := st.cmds.submitWait(ctx); err != nil {
-		// The state may be in any condition after a device error: drop it.
-		st.destroy()
-		return fmt.Errorf("%s: partition %d: %w", e.d.name, e.part.Index, err)
-	}
-	for _, v := range e.outputs {
-		s := e.stageAt[v]
-		t := ir.NewTensor(v.DType, v.Shape.Ints())
-		copy(t.Data, host[s.off:s.off+s.size])
-		env.Set(v, t)
-	}
-	e.put(st)
-	return nil
-}
-
 // matches checks a host tensor against the value it is bound to.
 func matches(v *ir.Value, t *ir.Tensor) error {
 	want := v.Shape.Ints()
@@ -353,35 +321,68 @@ func matches(v *ir.Value, t *ir.Tensor) error {
 	return nil
 }
 
-// get takes a run state from the pool, or makes one.
-func (e *executable) get() (*runState, error) {
+// Run runs the partition with a run state from the executable's own pool
+// (made on first use, with its own arena when the partition has planned
+// values): the Executable path, for callers without a plan arena.
+func (e *executable) Run(ctx context.Context, env *backends.Env) error {
 	e.mu.Lock()
+	var st *runState
 	if n := len(e.free); n > 0 {
-		st := e.free[n-1]
+		st = e.free[n-1]
 		e.free = e.free[:n-1]
-		e.mu.Unlock()
-		return st, nil
 	}
 	e.mu.Unlock()
-	return e.newState()
-}
-
-func (e *executable) put(st *runState) {
+	if st == nil {
+		var err error
+		if st, err = e.newState(nil); err != nil {
+			return err
+		}
+	}
+	err := st.Run(ctx, env)
+	if st.cmds == nil { // destroyed after a device error
+		return err
+	}
 	e.mu.Lock()
 	e.free = append(e.free, st)
 	e.mu.Unlock()
+	return err
 }
 
-// Close frees the executable's device memory. No Run may be in flight.
-func (e *executable) Close() {
+// NewState makes the per-run state of one concurrent run over arena, the
+// device arena the runtime allocated for this run (see CompilePlanned). It
+// allocates the state's scratch and staging buffers and records its
+// command buffer; running it allocates no device memory.
+func (e *executable) NewState(arena backends.Buffer) (backends.ExecState, error) {
+	var ab *buffer
+	if arena != nil {
+		b, ok := arena.(*buffer)
+		if !ok || b.d != e.d {
+			return nil, fmt.Errorf("vulkan: partition %d: the arena is not a buffer of %s", e.part.Index, e.d.name)
+		}
+		if uint64(b.size) < e.arena {
+			return nil, fmt.Errorf("vulkan: partition %d: the arena has %d bytes, the plan places values up to byte %d", e.part.Index, b.size, e.arena)
+		}
+		ab = b
+	}
+	if ab == nil && e.arena > 0 {
+		return nil, fmt.Errorf("vulkan: partition %d: no arena given, and the plan places values in one", e.part.Index)
+	}
+	return e.newState(ab)
+}
+
+// Close frees the executable's device memory and command buffers: its
+// constants and every run state it made (also those handed out by
+// NewState). No Run may be in flight; the executable is unusable after.
+func (e *executable) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, st := range e.free {
+	for _, st := range e.states {
 		st.destroy()
 	}
-	e.free = nil
+	e.states, e.free, e.closed = nil, nil, true
 	if e.consts != nil {
 		e.consts.Free()
 		e.consts = nil
 	}
+	return nil
 }

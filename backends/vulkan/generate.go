@@ -18,3 +18,7 @@ package vulkan
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/gather.spv shaders/gather.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/qmatmul.spv shaders/qmatmul.comp
 //go:generate glslc -O --target-env=vulkan1.0 -fshader-stage=compute -o shaders/rope.spv shaders/rope.comp
+//go:generate glslc -O --target-env=vulkan1.1 -fshader-stage=compute -DW_F16 -o shaders/matmul_wf16.spv shaders/matmul.comp
+//go:generate glslc -O --target-env=vulkan1.1 -fshader-stage=compute -DALL_F16 -o shaders/matmul_f16.spv shaders/matmul.comp
+//go:generate glslc -O --target-env=vulkan1.1 -fshader-stage=compute -DALL_F16 -DARITH_F16 -o shaders/matmul_f16a.spv shaders/matmul.comp
+//go:generate glslc -O --target-env=vulkan1.1 -fshader-stage=compute -DW_F16 -o shaders/qmatmul_f16.spv shaders/qmatmul.comp

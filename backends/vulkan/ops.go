@@ -25,14 +25,21 @@ var shaderTable = map[string]shaderInfo{
 	"softmax":   {2, 2},
 	"norm":      {4, 5},
 	"matmul":    {4, 25},
-	"strided":   {2, 21},
-	"reduce":    {2, 3},
-	"pool":      {2, 17},
-	"conv":      {5, 21},
-	"attention": {5, 14},
-	"gather":    {3, 4},
-	"qmatmul":   {3, 4},
-	"rope":      {5, 6},
+	// matmul.comp's f16 variants (see the shader): B stored as f16; all
+	// f16 with f32 sums; all f16 with f16 tile products.
+	"matmul_wf16": {4, 25},
+	"matmul_f16":  {4, 25},
+	"matmul_f16a": {4, 25},
+	"strided":     {2, 21},
+	"reduce":      {2, 3},
+	"pool":        {2, 17},
+	"conv":        {5, 21},
+	"attention":   {5, 14},
+	"gather":      {3, 4},
+	"qmatmul":     {3, 4},
+	// qmatmul.comp with f16 weights read through 16-bit storage.
+	"qmatmul_f16": {3, 4},
+	"rope":        {5, 6},
 }
 
 // Workgroup sizes, as the shaders declare them.
@@ -78,6 +85,10 @@ type dispatch struct {
 	bound int64
 	// nonNeg narrows the check to [0, bound) (RotaryEmbedding positions).
 	nonNeg bool
+	// halfArgs has bit i set when args[i] is an f32 constant that the
+	// shader reads as f16: the executable uploads it converted (rounded to
+	// nearest even), a copy of its own (the F16Weights opt-in).
+	halfArgs uint32
 }
 
 // limits are the device limits planning must respect.
@@ -108,9 +119,16 @@ func checkTypes(n *ir.Node, q Quirks, lim limits) error {
 		case ir.Float32:
 		case ir.Float16:
 			if !q.F16Storage {
-				return unsupported(n, "f16 storage not enabled (no storageBuffer16BitAccess, or WEFT_VULKAN_FP16=0)")
+				return unsupported(n, "f16 storage not enabled (no storageBuffer16BitAccess, or WEFT_VULKAN_FP16=0 or WEFT_VULKAN_FP16_STORAGE=0)")
 			}
-			return unsupported(n, "f16 kernels are not implemented yet")
+			if n.Op != "MatMul" && n.Op != "FusedMatMul" {
+				return unsupported(n, "f16 data (the f16 kernels are MatMul and FusedMatMul)")
+			}
+			for _, w := range vals {
+				if w != nil && w.DType != ir.Float16 {
+					return unsupported(n, "mixed dtypes %v and %v", v.DType, w.DType)
+				}
+			}
 		default:
 			return unsupported(n, "dtype %v (only f32 kernels so far)", v.DType)
 		}
@@ -121,7 +139,7 @@ func checkTypes(n *ir.Node, q Quirks, lim limits) error {
 		if ne == 0 {
 			return unsupported(n, "value %v is empty", v)
 		}
-		if ne > math.MaxUint32 || uint64(ne)*4 > lim.maxStorageRange {
+		if ne > math.MaxUint32 || uint64(v.DType.Bytes(ne)) > lim.maxStorageRange {
 			return unsupported(n, "value %v is larger than one storage buffer binding (%d bytes)", v, lim.maxStorageRange)
 		}
 	}
@@ -167,9 +185,9 @@ func planNode(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 	case "Transpose":
 		return planTranspose(n, lim)
 	case "MatMul", "FusedMatMul":
-		return planMatMul(n, lim)
+		return planMatMul(n, q, lim)
 	case "QMatMul":
-		return planQMatMul(n, lim)
+		return planQMatMul(n, q, lim)
 	case "RotaryEmbedding":
 		return planRope(n, lim)
 	}
@@ -458,7 +476,11 @@ func planTranspose(n *ir.Node, lim limits) ([]dispatch, error) {
 
 // planMatMul covers MatMul (ONNX semantics: 1-D operands promoted, batch
 // dims broadcast) and FusedMatMul (plus a broadcast Bias and an activation).
-func planMatMul(n *ir.Node, lim limits) ([]dispatch, error) {
+//
+// The shader follows the precision policy of quirks.go: f16 data runs the
+// f16 variants (f16 tile products where F16Arith holds), and f32 data with
+// a constant B reads B as f16 under the F16Weights opt-in.
+func planMatMul(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 	fused := n.Op == "FusedMatMul"
 	maxIn := 2
 	if fused {
@@ -549,5 +571,14 @@ func planMatMul(n *ir.Node, lim limits) ([]dispatch, error) {
 	push = append(push, alignRight(sc, batchRank, 0)...)
 	push = append(push, uint32(scm), uint32(scn), hasBias, math.Float32bits(alpha), math.Float32bits(beta))
 	args := []*ir.Value{n.Inputs[0], n.Inputs[1], bias, n.Outputs[0]}
-	return []dispatch{{shader: "matmul", args: args, push: push, groups: [3]uint32{uint32(gx), uint32(gy), uint32(Z)}}}, nil
+	dp := dispatch{shader: "matmul", args: args, push: push, groups: [3]uint32{uint32(gx), uint32(gy), uint32(Z)}}
+	switch {
+	case n.Outputs[0].DType == ir.Float16 && q.F16Arith:
+		dp.shader = "matmul_f16a"
+	case n.Outputs[0].DType == ir.Float16:
+		dp.shader = "matmul_f16"
+	case q.F16Weights && n.Inputs[1].IsConst() && n.Inputs[1].DType == ir.Float32:
+		dp.shader, dp.halfArgs = "matmul_wf16", 1<<1
+	}
+	return []dispatch{dp}, nil
 }

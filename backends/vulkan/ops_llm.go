@@ -14,13 +14,15 @@ import (
 // qmatmulGroup is qmatmul.comp's workgroup size.
 const qmatmulGroup = 64
 
-// qFormats maps the block formats qmatmul.comp decodes to its fmt code.
-var qFormats = map[ir.DType]uint32{ir.Q8_0: 0, ir.Q4_0: 1}
+// qFormats maps the weight formats qmatmul.comp decodes to its fmt code.
+var qFormats = map[ir.DType]uint32{ir.Q8_0: 0, ir.Q4_0: 1, ir.Float16: 2, ir.BFloat16: 3}
 
-// planQMatMul plans QMatMul(X, W) with X f32 [..., K] and W [N, K] in Q8_0
-// or Q4_0 (the blocks uploaded as raw bytes). Int8 weights with per-row
-// Scales are declined.
-func planQMatMul(n *ir.Node, lim limits) ([]dispatch, error) {
+// planQMatMul plans QMatMul(X, W) with X f32 [..., K] and W [N, K] in Q8_0,
+// Q4_0, F16 or BF16 (uploaded as the raw bytes, widened in the shader, the
+// sums in f32). F16 weights are read through 16-bit storage where the
+// device has it (qmatmul_f16), else as words through unpackHalf2x16, which
+// needs no feature. Int8 weights with per-row Scales are declined.
+func planQMatMul(n *ir.Node, q Quirks, lim limits) ([]dispatch, error) {
 	if err := needIO(n, 2, 3); err != nil {
 		return nil, err
 	}
@@ -30,7 +32,7 @@ func planQMatMul(n *ir.Node, lim limits) ([]dispatch, error) {
 	x, w, y := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	code, ok := qFormats[w.DType]
 	if !ok {
-		return nil, unsupported(n, "weight dtype %v (only q8_0 and q4_0)", w.DType)
+		return nil, unsupported(n, "weight dtype %v (only q8_0, q4_0, f16 and bf16)", w.DType)
 	}
 	if !w.Shape.Static() || len(w.Shape) != 2 {
 		return nil, unsupported(n, "weight %v is not a static [N, K] matrix", w)
@@ -62,7 +64,11 @@ func planQMatMul(n *ir.Node, lim limits) ([]dispatch, error) {
 		return nil, err
 	}
 	push := []uint32{uint32(M), uint32(N), uint32(K), code}
-	return []dispatch{{shader: "qmatmul", args: []*ir.Value{x, w, y}, push: push, groups: g}}, nil
+	shader := "qmatmul"
+	if w.DType == ir.Float16 && q.F16Storage {
+		shader = "qmatmul_f16"
+	}
+	return []dispatch{{shader: shader, args: []*ir.Value{x, w, y}, push: push, groups: g}}, nil
 }
 
 // planRope plans RotaryEmbedding(X, CosCache, SinCache, PositionIds) in

@@ -14,14 +14,29 @@ import (
 //
 //	WEFT_VULKAN_DISABLE=1      no Vulkan devices at all (plans stay on the CPU)
 //	WEFT_VULKAN_SOFTWARE=0     hide CPU implementations (lavapipe, SwiftShader)
-//	WEFT_VULKAN_FP16=0         no f16 storage and no f16 arithmetic
-//	WEFT_VULKAN_FP16_ARITH=0   f16 storage may stay, arithmetic is f32
-//	WEFT_VULKAN_INT8=0         no 8-bit storage
+//	WEFT_VULKAN_FP16=0          no f16 storage and no f16 arithmetic
+//	WEFT_VULKAN_FP16_STORAGE=0  no f16 storage (f16 tensors stay on the CPU)
+//	WEFT_VULKAN_FP16_ARITH=0    f16 storage may stay, arithmetic is f32
+//	WEFT_VULKAN_FP16_WEIGHTS=1  opt in: f32 MatMul weights (constant B)
+//	                            stored as f16 on the device (needs f16
+//	                            storage; halves their memory and bandwidth,
+//	                            rounds each weight to f16)
+//	WEFT_VULKAN_INT8=0          no 8-bit storage
 //
 // As in ncnn, storage precision (how tensors sit in memory) and arithmetic
-// precision (what the shader computes in) are separate switches; the
-// kernels of this first slice store and compute f32 only, so the f16 and
-// int8 flags today only decide what Supports says when it declines.
+// precision (what the shader computes in) are separate switches, and the
+// device is created with exactly the features the flags allow enabled
+// (storageBuffer16BitAccess, shaderFloat16), so that a switched-off feature
+// is off in the driver too. The precision policy:
+//
+//   - An f32 graph computes in f32 everywhere, unless WEFT_VULKAN_FP16_WEIGHTS=1
+//     opts its MatMul weights into f16 storage (activations, sums and
+//     outputs stay f32).
+//   - A graph whose MatMul data is already f16 runs with f16 storage and,
+//     where F16Arith holds, f16 arithmetic inside each 16-term tile (the
+//     running sum across tiles is f32); without F16Arith, in f32.
+//   - Without F16Storage, nodes with f16 data are declined (they run on the
+//     CPU), never computed at a precision other than the one stated here.
 
 // Info is what a physical device reports about itself.
 type Info struct {
@@ -104,6 +119,9 @@ type Quirks struct {
 	F16Storage bool
 	// F16Arith: shaders may compute in f16 (shaderFloat16).
 	F16Arith bool
+	// F16Weights: an f32 MatMul stores its constant weights as f16 (the
+	// WEFT_VULKAN_FP16_WEIGHTS=1 opt-in; implies F16Storage).
+	F16Weights bool
 	// Int8Storage: tensors may be stored as int8 (storageBuffer8BitAccess).
 	Int8Storage bool
 	// BugTanhOverflow: tanh(x) returns NaN for large |x| on drivers that
@@ -124,10 +142,13 @@ var quirkRules = []quirkRule{
 		q.Software = i.Type == "cpu" || i.VendorID == vendorMesa && strings.Contains(i.Name, "llvmpipe") || i.VendorID == vendorSwiftShader
 	}},
 	{"f16_storage", func(q *Quirks, i Info, env func(string) string) {
-		q.F16Storage = i.Storage16Bit && env("WEFT_VULKAN_FP16") != "0"
+		q.F16Storage = i.Storage16Bit && env("WEFT_VULKAN_FP16") != "0" && env("WEFT_VULKAN_FP16_STORAGE") != "0"
 	}},
 	{"f16_arith", func(q *Quirks, i Info, env func(string) string) {
 		q.F16Arith = i.ShaderFloat16 && env("WEFT_VULKAN_FP16") != "0" && env("WEFT_VULKAN_FP16_ARITH") != "0"
+	}},
+	{"f16_weights", func(q *Quirks, i Info, env func(string) string) {
+		q.F16Weights = q.F16Storage && env("WEFT_VULKAN_FP16_WEIGHTS") == "1"
 	}},
 	{"int8_storage", func(q *Quirks, i Info, env func(string) string) {
 		q.Int8Storage = i.Storage8Bit && env("WEFT_VULKAN_INT8") != "0"
@@ -150,6 +171,7 @@ func deriveQuirks(i Info, env func(string) string) Quirks {
 func (q Quirks) Flags() []string {
 	set := map[string]bool{
 		"software": q.Software, "f16_storage": q.F16Storage, "f16_arith": q.F16Arith,
+		"f16_weights":  q.F16Weights,
 		"int8_storage": q.Int8Storage, "bug_tanh_overflow": q.BugTanhOverflow,
 	}
 	var names []string

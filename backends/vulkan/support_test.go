@@ -38,7 +38,9 @@ func TestDeclines(t *testing.T) {
 		want   string
 	}{
 		{"f16 without storage", node("MatMul", nil, ir.S(2, 2), ir.Float16, f16(2, 3), f16(3, 2)), Quirks{}, "vulkan: MatMul: f16 storage not enabled"},
-		{"f16 with storage", node("MatMul", nil, ir.S(2, 2), ir.Float16, f16(2, 3), f16(3, 2)), Quirks{F16Storage: true}, "f16 kernels are not implemented"},
+		{"f16 storage switched off", node("MatMul", nil, ir.S(2, 2), ir.Float16, f16(2, 3), f16(3, 2)), Quirks{F16Arith: true}, "WEFT_VULKAN_FP16_STORAGE=0"},
+		{"f16 other op", node("Relu", nil, ir.S(2, 3), ir.Float16, f16(2, 3)), Quirks{F16Storage: true}, "f16 data (the f16 kernels are MatMul and FusedMatMul)"},
+		{"f16 mixed", node("MatMul", nil, ir.S(2, 2), ir.Float32, f16(2, 3), f16(3, 2)), Quirks{F16Storage: true}, "mixed dtypes f16 and f32"},
 		{"int64", node("Add", nil, ir.S(2), ir.Int64, g.AddInput("i", ir.Int64, ir.S(2)), g.AddInput("j", ir.Int64, ir.S(2))), Quirks{}, "dtype i64"},
 		{"dynamic shape", node("Relu", nil, ir.Shape{ir.Sym("n")}, ir.Float32, g.AddInput("d", ir.Float32, ir.Shape{ir.Sym("n")})), Quirks{}, "dynamic shape"},
 		{"empty", node("Relu", nil, ir.S(0, 3), ir.Float32, f32(0, 3)), Quirks{}, "is empty"},
@@ -148,6 +150,9 @@ func TestQuirks(t *testing.T) {
 		{"lavapipe fp16 arith off", lavapipe, env("WEFT_VULKAN_FP16_ARITH", "0", "WEFT_VULKAN_INT8", "0"), []string{"software", "f16_storage"}, ""},
 		{"lavapipe hidden", lavapipe, env("WEFT_VULKAN_SOFTWARE", "0"), []string{"software", "f16_storage", "f16_arith", "int8_storage"}, "a software implementation, hidden by WEFT_VULKAN_SOFTWARE=0"},
 		{"adreno", adreno, env(), []string{"f16_storage", "f16_arith", "bug_tanh_overflow"}, ""},
+		{"lavapipe fp16 storage off", lavapipe, env("WEFT_VULKAN_FP16_STORAGE", "0"), []string{"software", "f16_arith", "int8_storage"}, ""},
+		{"lavapipe fp16 weights opt-in", lavapipe, env("WEFT_VULKAN_FP16_WEIGHTS", "1"), []string{"software", "f16_storage", "f16_arith", "f16_weights", "int8_storage"}, ""},
+		{"fp16 weights need storage", lavapipe, env("WEFT_VULKAN_FP16_WEIGHTS", "1", "WEFT_VULKAN_FP16_STORAGE", "0"), []string{"software", "f16_arith", "int8_storage"}, ""},
 		{"no compute queue", Info{ComputeQueueFamily: -1, HasStagingMemory: true}, env(), nil, "no compute queue"},
 	}
 	for _, c := range cases {

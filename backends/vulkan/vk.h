@@ -23,6 +23,10 @@ typedef struct {
 	uint32_t maxPush, maxStorageRange;
 	uint64_t minStorageAlign, nonCoherentAtom;
 	uint32_t float16, int8, storage16, storage8, int16, float64;
+	// Whether the device lists the extensions that carry those features
+	// before they became core (16-bit storage: 1.1, float16/int8: 1.2).
+	uint32_t ext16Storage, extFloat16Int8;
+	uint8_t cacheUUID[VK_UUID_SIZE]; // pipelineCacheUUID
 	int32_t queueFamily;
 	// Memory: the type for device buffers and for staging, with their flags.
 	int32_t devType, stagingType;
@@ -36,11 +40,17 @@ VkResult wv_create_instance(VkInstance *out, uint32_t *version);
 const char *wv_missing(void);
 uint32_t wv_physical_devices(VkInstance inst, VkPhysicalDevice *out, uint32_t max);
 void wv_device_info(VkPhysicalDevice pd, uint32_t instVersion, wv_info *o);
-VkResult wv_create_device(VkPhysicalDevice pd, wv_info *o, VkDevice *dev, VkQueue *q);
+VkResult wv_create_device(VkPhysicalDevice pd, wv_info *o, int storage16, int float16, VkDevice *dev, VkQueue *q);
 VkResult wv_buffer(VkDevice dev, uint64_t size, int32_t mt, int map, VkBuffer *buf, VkDeviceMemory *mem, void **mapped);
 void wv_free_buffer(VkDevice dev, VkBuffer buf, VkDeviceMemory mem);
 void wv_destroy_device(VkDevice dev);
-VkResult wv_pipeline_cache(VkDevice dev, VkPipelineCache *c);
+VkResult wv_pipeline_cache(VkDevice dev, const void *data, size_t size, VkPipelineCache *c);
+VkResult wv_pipeline_cache_data(VkDevice dev, VkPipelineCache c, size_t *size, void *data);
+VkResult wv_merge_cache(VkDevice dev, VkPipelineCache dst, VkPipelineCache src);
+void wv_destroy_cache(VkDevice dev, VkPipelineCache c);
+void wv_destroy_pipeline(VkDevice dev, VkPipeline pipe, VkPipelineLayout pl, VkDescriptorSetLayout dsl);
+void wv_destroy_instance(VkInstance inst);
+void wv_device_wait_idle(VkDevice dev);
 VkResult wv_pipeline(VkDevice dev, VkPipelineCache cache, const uint32_t *code, size_t codeBytes,
 	uint32_t nbind, uint32_t push, VkDescriptorSetLayout *dsl, VkPipelineLayout *pl, VkPipeline *pipe);
 VkResult wv_state_create(VkDevice dev, uint32_t qfam, uint32_t nsets, uint32_t ndesc,
@@ -90,6 +100,9 @@ static PFN_vkGetInstanceProcAddr wv_gipa;
 	X(vkCreatePipelineLayout) \
 	X(vkDestroyPipelineLayout) \
 	X(vkCreatePipelineCache) \
+	X(vkDestroyPipelineCache) \
+	X(vkGetPipelineCacheData) \
+	X(vkMergePipelineCaches) \
 	X(vkCreateComputePipelines) \
 	X(vkDestroyPipeline) \
 	X(vkCreateDescriptorPool) \
@@ -224,6 +237,7 @@ void wv_device_info(VkPhysicalDevice pd, uint32_t instVersion, wv_info *o) {
 	o->maxStorageRange = p.limits.maxStorageBufferRange;
 	o->minStorageAlign = p.limits.minStorageBufferOffsetAlignment;
 	o->nonCoherentAtom = p.limits.nonCoherentAtomSize;
+	memcpy(o->cacheUUID, p.pipelineCacheUUID, VK_UUID_SIZE);
 
 	uint32_t next = 0;
 	wv_vkEnumerateDeviceExtensionProperties(pd, NULL, &next, NULL);
@@ -231,6 +245,8 @@ void wv_device_info(VkPhysicalDevice pd, uint32_t instVersion, wv_info *o) {
 	wv_vkEnumerateDeviceExtensionProperties(pd, NULL, &next, exts);
 	int v11 = instVersion >= VK_API_VERSION_1_1 && p.apiVersion >= VK_API_VERSION_1_1;
 	int v12 = v11 && p.apiVersion >= VK_API_VERSION_1_2;
+	o->ext16Storage = wv_has_ext(exts, next, "VK_KHR_16bit_storage");
+	o->extFloat16Int8 = wv_has_ext(exts, next, "VK_KHR_shader_float16_int8");
 	if (v11 && wv_vkGetPhysicalDeviceFeatures2) {
 		// Chain only the structures the device knows (core version or extension).
 		VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -276,8 +292,14 @@ void wv_device_info(VkPhysicalDevice pd, uint32_t instVersion, wv_info *o) {
 }
 
 // wv_create_device creates a logical device with one compute queue, then
-// probes the memory types that storage buffers may use.
-VkResult wv_create_device(VkPhysicalDevice pd, wv_info *o, VkDevice *dev, VkQueue *q) {
+// probes the memory types that storage buffers may use. storage16 enables
+// storageBuffer16BitAccess and float16 enables shaderFloat16 (the caller
+// asks only for what the device reported): features a shader uses must be
+// enabled here, reporting them is not enough. The structures go in the
+// pNext chain of VkDeviceCreateInfo, and the extensions that carry them
+// are enabled too when the device lists them (needed below the Vulkan
+// version where they became core; harmless above it).
+VkResult wv_create_device(VkPhysicalDevice pd, wv_info *o, int storage16, int float16, VkDevice *dev, VkQueue *q) {
 	float prio = 1;
 	VkDeviceQueueCreateInfo qi = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
 	qi.queueFamilyIndex = o->queueFamily;
@@ -286,6 +308,23 @@ VkResult wv_create_device(VkPhysicalDevice pd, wv_info *o, VkDevice *dev, VkQueu
 	VkDeviceCreateInfo ci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
 	ci.queueCreateInfoCount = 1;
 	ci.pQueueCreateInfos = &qi;
+	VkPhysicalDevice16BitStorageFeatures s16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+	VkPhysicalDeviceShaderFloat16Int8Features f16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+	const char *exts[2];
+	uint32_t next = 0;
+	const void **tail = &ci.pNext;
+	if (storage16) {
+		s16.storageBuffer16BitAccess = VK_TRUE;
+		*tail = &s16, tail = (const void **)&s16.pNext;
+		if (o->ext16Storage) exts[next++] = "VK_KHR_16bit_storage";
+	}
+	if (float16) {
+		f16.shaderFloat16 = VK_TRUE;
+		*tail = &f16, tail = (const void **)&f16.pNext;
+		if (o->extFloat16Int8) exts[next++] = "VK_KHR_shader_float16_int8";
+	}
+	ci.enabledExtensionCount = next;
+	ci.ppEnabledExtensionNames = next ? exts : NULL;
 	VkResult r = wv_vkCreateDevice(pd, &ci, NULL, dev);
 	if (r != VK_SUCCESS) return r;
 	wv_vkGetDeviceQueue(*dev, o->queueFamily, 0, q);
@@ -347,10 +386,36 @@ void wv_free_buffer(VkDevice dev, VkBuffer buf, VkDeviceMemory mem) {
 
 void wv_destroy_device(VkDevice dev) { wv_vkDestroyDevice(dev, NULL); }
 
-VkResult wv_pipeline_cache(VkDevice dev, VkPipelineCache *c) {
+// wv_pipeline_cache creates a pipeline cache holding size bytes of
+// initial data (none when size is 0); the data is copied.
+VkResult wv_pipeline_cache(VkDevice dev, const void *data, size_t size, VkPipelineCache *c) {
 	VkPipelineCacheCreateInfo ci = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+	ci.initialDataSize = size;
+	ci.pInitialData = size ? data : NULL;
 	return wv_vkCreatePipelineCache(dev, &ci, NULL, c);
 }
+
+// wv_pipeline_cache_data is vkGetPipelineCacheData: the size when data is
+// NULL, else up to *size bytes.
+VkResult wv_pipeline_cache_data(VkDevice dev, VkPipelineCache c, size_t *size, void *data) {
+	return wv_vkGetPipelineCacheData(dev, c, size, data);
+}
+
+VkResult wv_merge_cache(VkDevice dev, VkPipelineCache dst, VkPipelineCache src) {
+	return wv_vkMergePipelineCaches(dev, dst, 1, &src);
+}
+
+void wv_destroy_cache(VkDevice dev, VkPipelineCache c) { wv_vkDestroyPipelineCache(dev, c, NULL); }
+
+void wv_destroy_pipeline(VkDevice dev, VkPipeline pipe, VkPipelineLayout pl, VkDescriptorSetLayout dsl) {
+	wv_vkDestroyPipeline(dev, pipe, NULL);
+	wv_vkDestroyPipelineLayout(dev, pl, NULL);
+	wv_vkDestroyDescriptorSetLayout(dev, dsl, NULL);
+}
+
+void wv_destroy_instance(VkInstance inst) { wv_vkDestroyInstance(inst, NULL); }
+
+void wv_device_wait_idle(VkDevice dev) { wv_vkDeviceWaitIdle(dev); }
 
 // wv_pipeline builds a compute pipeline whose descriptor set 0 has
 // nbind storage buffers and whose push constants take push bytes.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // This file is the Go half of the binding (vk.h is the C half): loading
@@ -92,10 +93,21 @@ func isTimeout(err error) bool {
 	return errors.As(err, &e) && e.code == C.VK_TIMEOUT
 }
 
-// instance is the process's one VkInstance.
+// instance is the VkInstance of one probe, destroyed when the last of
+// its devices closes.
 type instance struct {
 	h       C.VkInstance
 	version uint32
+	refs    atomic.Int32 // open devices
+	gone    bool
+}
+
+// release destroys the instance (once).
+func (in *instance) release() {
+	if !in.gone {
+		C.wv_destroy_instance(in.h)
+		in.gone = true
+	}
 }
 
 func newInstance() (*instance, error) {

@@ -66,29 +66,44 @@ func BenchmarkReadBandwidth(b *testing.B) {
 	}
 }
 
-// qWeights returns n×k random weights of dt in block layout.
+// qWeights returns n×k random weights of dt in block layout (random
+// bytes with finite f16 scales).
 func qWeights(dt ir.DType, n, k int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, 9))
 	bb := dt.BlockBytes()
-	w := make([]byte, n*k/32*bb)
+	nblk := n * k / dt.BlockSize()
+	w := make([]byte, nblk*bb)
 	for i := range w {
 		w[i] = byte(r.Uint32())
 	}
-	for b := 0; b < n*k/32; b++ {
-		binary.LittleEndian.PutUint16(w[b*bb:], ir.F32ToF16(0.01))
+	// The f16 scales: d (and dmin) at the start, Q6_K's d at the end.
+	at := []int{0}
+	switch dt {
+	case ir.Q4_K:
+		at = []int{0, 2}
+	case ir.Q6_K:
+		at = []int{208}
+	}
+	for b := 0; b < nblk; b++ {
+		for _, o := range at {
+			binary.LittleEndian.PutUint16(w[b*bb+o:], ir.F32ToF16(0.01))
+		}
 	}
 	return w
 }
 
-// BenchmarkQGemv times the decode GEMV (one activation row) on Q4_0 and
-// Q8_0 weights and reports GB/s of weight bytes. "hot" reuses one matrix
+// qTypes are the weight types of the quantized benchmarks.
+var qTypes = []ir.DType{ir.Q4_0, ir.Q8_0, ir.Q4_K, ir.Q6_K}
+
+// BenchmarkQGemv times the decode GEMV (one activation row) on Q4_0,
+// Q8_0, Q4_K and Q6_K weights and reports GB/s of weight bytes. "hot" reuses one matrix
 // (it may sit in L3); "cold" cycles through copies totalling >= 256 MB, as
 // a model's layers do.
 func BenchmarkQGemv(b *testing.B) {
-	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+	for _, dt := range qTypes {
 		for _, sh := range [][2]int{{4096, 4096}, {11008, 4096}} {
 			N, K := sh[0], sh[1]
-			size := N * K / 32 * dt.BlockBytes()
+			size := int(dt.Bytes(int64(N * K)))
 			copies := max(1, (streamBytes+size-1)/size)
 			ws := make([][]byte, copies)
 			for i := range ws {
@@ -130,10 +145,11 @@ func BenchmarkQGemv(b *testing.B) {
 }
 
 // BenchmarkQGemm times quantized GEMM (prefill: M activation rows against
-// 4096×4096 weights) and reports GOP/s (2·M·N·K per call).
+// 4096×4096 weights) and reports GOP/s (2·M·N·K per call), also per CPU
+// second (times the threads), which survives a busy machine better.
 func BenchmarkQGemm(b *testing.B) {
 	N, K := 4096, 4096
-	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+	for _, dt := range qTypes {
 		w := qWeights(dt, N, K, 1)
 		for _, M := range []int{16, 128} {
 			x := randFloats(M * K)
@@ -146,12 +162,17 @@ func BenchmarkQGemm(b *testing.B) {
 				b.Run(fmt.Sprintf("%v/M%d/t%d", dt, M, threads), func(b *testing.B) {
 					pool := kernels.NewPool(threads)
 					defer pool.Close()
+					b.ResetTimer()
+					cpu0 := cpuSeconds()
 					for b.Loop() {
 						if err := kernels.QMatMul(pool, dt, w, N, &qa, y, N); err != nil {
 							b.Fatal(err)
 						}
 					}
 					b.ReportMetric(2*float64(M*N*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+					if cpu := cpuSeconds() - cpu0; cpu > 0 {
+						b.ReportMetric(2*float64(M*N*K)*float64(b.N)/cpu/1e9*float64(threads), "GOP/s@cpu")
+					}
 				})
 			}
 		}

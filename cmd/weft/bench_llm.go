@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ import (
 type llmBenchFlags struct {
 	prefill, decode, ctx int
 	kvType               func() (ir.DType, error)
+	draft                *draftFlags
 }
 
 // addLLMBenchFlags registers --prefill, --decode and --ctx on bench.
@@ -29,6 +31,7 @@ func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
 	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
 	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
 	lf.kvType = kvTypeFlag(cmd)
+	lf.draft = addDraftFlags(cmd)
 	return lf
 }
 
@@ -54,6 +57,13 @@ type llmBenchResult struct {
 	WeightBytes   int64   `json:"weight_bytes_per_token"`
 	DecodeGBs     float64 `json:"decode_weight_gb_s"`
 	PeakRSS       int64   `json:"peak_rss_bytes,omitempty"`
+	// ReadGBs is the streaming read bandwidth measured in the same run
+	// with the same threads (streamBandwidth), and DecodeBWFrac the share of
+	// it that decode's weight traffic reached.
+	ReadGBs      float64 `json:"read_bandwidth_gb_s,omitempty"`
+	DecodeBWFrac float64 `json:"decode_bandwidth_fraction,omitempty"`
+	// Speculative is the same generation with a draft (--draft).
+	Speculative *specBenchResult `json:"speculative,omitempty"`
 }
 
 // benchLLM loads the model with a prefill graph of exactly lf.prefill
@@ -75,11 +85,21 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	lm, err := loadLLM(path, capacity, capacity, []int{lf.prefill}, kvT, o)
+	if err := lf.draft.validate(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	lm, err := loadLLM(path, capacity, capacity, lf.draft.targetSeqs([]int{lf.prefill}), kvT, o)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer lm.Close()
+	var dm *llmModel
+	if lf.draft.enabled() {
+		if dm, err = lf.draft.load(lm, capacity, []int{lf.prefill}, kvT, o); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		defer dm.Close()
+	}
 	prompt := make([]int32, lf.prefill)
 	x := uint32(12345)
 	for i := range prompt {
@@ -87,20 +107,36 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 		prompt[i] = int32(x>>8) % int32(lm.cfg.Vocab)
 	}
 	ctx := context.Background()
-	emit := func(int32) bool { return true }
+	var plain []int32
+	emit := func(t int32) bool { plain = append(plain, t); return true }
 	if _, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: 2}, emit); err != nil {
 		return nil, fmt.Errorf("bench: warm-up: %w", err)
 	}
+	plain = plain[:0]
 	met, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: lf.decode + 1}, emit)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	var spec *specBenchResult
+	if dm != nil {
+		if spec, err = benchSpeculative(ctx, lm, dm, lf.draft.k, prompt, plain, met.DecodeTokensPerSec()); err != nil {
+			return nil, err
+		}
+	}
 	r := &llmBenchResult{Model: path, Version: weftVersion(), OptLevel: o.OptLevel, PrefillTokens: lf.prefill,
 		DecodeTokens: met.DecodeSteps, Capacity: capacity, KVType: kvT.String(), LoadMs: ms(lm.load), TTFTMs: ms(met.TimeToFirst),
-		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights}
+		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights, Speculative: spec}
 	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
 	if b, ok := peakRSS(); ok {
 		r.PeakRSS = b
+	}
+	// After the peak RSS is read: the probe's buffer is not the model's.
+	threads := o.Threads
+	if threads <= 0 {
+		threads = goruntime.GOMAXPROCS(0)
+	}
+	if r.ReadGBs = streamBandwidth(threads); r.ReadGBs > 0 {
+		r.DecodeBWFrac = r.DecodeGBs / r.ReadGBs
 	}
 	return r, nil
 }
@@ -115,8 +151,19 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 	fmt.Fprintf(w, "  prefill %d tokens: %.1f tok/s, time to first token %.1f ms\n", r.PrefillTokens, r.PrefillTokS, r.TTFTMs)
 	fmt.Fprintf(w, "  decode  %d tokens: %.2f tok/s (%.1f MB of weights per token: %.2f GB/s)\n", r.DecodeTokens, r.DecodeTokS,
 		float64(r.WeightBytes)/1e6, r.DecodeGBs)
+	if s := r.Speculative; s != nil {
+		same := "the same tokens"
+		if !s.SameOutput {
+			same = "OTHER tokens than without the draft"
+		}
+		fmt.Fprintf(w, "  speculative, draft %s, k %d: decode %.2f tok/s (%.2fx), accepted %d of %d draft tokens (%.1f%%), %d target passes (%.2f tokens each), draft %.0f ms, verify %.0f ms; %s\n",
+			s.Draft, s.K, s.DecodeTokS, s.Speedup, s.Accepted, s.Proposed, 100*s.AcceptanceRate, s.TargetPasses, s.TokensPerPass, s.DraftMs, s.VerifyMs, same)
+	}
 	if r.PeakRSS > 0 {
 		fmt.Fprintf(w, "  peak RSS %.1f MB\n", float64(r.PeakRSS)/1e6)
+	}
+	if r.ReadGBs > 0 {
+		fmt.Fprintf(w, "  read bandwidth (same run and threads) %.2f GB/s: decode moves weights at %.0f%% of it\n", r.ReadGBs, 100*r.DecodeBWFrac)
 	}
 	return nil
 }

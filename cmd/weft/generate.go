@@ -27,6 +27,7 @@ func newGenerateCmd() *cobra.Command {
 		opts     func() weft.Options
 		kvType   func() (ir.DType, error)
 		overflow string
+		draft    *draftFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "generate MODEL.gguf|MODEL.bin [-p PROMPT] [-n N] [--ids] [--temp T] [--top-k K] [--top-p P] [--seed S]",
@@ -45,9 +46,17 @@ func newGenerateCmd() *cobra.Command {
 			"context is prefilled again and older tokens are dropped. --temp 0 is greedy.\n" +
 			"The KV cache starts at the pages (256 tokens) the prompt and -n need and\n" +
 			"doubles on demand up to --ctx, recompiling the graphs for each size.\n" +
-			"--kv-type f16 halves its memory, but the graph widens the whole cache to f32\n" +
-			"every step, which today's reference Cast kernel makes slow (llama-110m Q4_0:\n" +
-			"decode ~3x slower), so f32 is the default.",
+			"--kv-type f16 (the default) halves its memory against f32, q8_0 about\n" +
+			"quarters it; the graph writes new entries into the cache in place and\n" +
+			"widens it to f32 in registers as attention reads it.\n" +
+			"Speculative decoding: with --draft DRAFT (a smaller model with the same\n" +
+			"vocabulary) or --draft-layers N (the target's own first N layers) the draft\n" +
+			"proposes -k tokens per round and the target verifies them in one run;\n" +
+			"greedy output is the same as without a draft (for Q8_0/Q4_0 targets up to\n" +
+			"near-ties, which today's batched and one-token kernels round apart);\n" +
+			"sampling follows the same distribution (the speculative sampling rule,\n" +
+			"seeded). The acceptance rate, target passes and draft/verify time go to\n" +
+			"stderr; `weft bench MODEL --draft ...` compares with plain decoding.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -59,6 +68,12 @@ func newGenerateCmd() *cobra.Command {
 			}
 			if err := sampler.Validate(); err != nil {
 				return fmt.Errorf("generate: %w", err)
+			}
+			if err := draft.validate(); err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			if draft.enabled() && overflow == "slide" {
+				return fmt.Errorf("generate: --overflow slide with a draft: %w (speculative decoding stops when the context is full)", ir.ErrUnsupported)
 			}
 			ext := strings.ToLower(filepath.Ext(path))
 			if ext != ".bin" && ext != ".gguf" {
@@ -113,11 +128,18 @@ func newGenerateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
-			lm, err := loadLLM(path, ctxLen, len(promptIDs)+n, prefill, kvT, opts())
+			lm, err := loadLLM(path, ctxLen, len(promptIDs)+n, draft.targetSeqs(prefill), kvT, opts())
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
 			defer lm.Close()
+			var dm *llmModel
+			if draft.enabled() {
+				if dm, err = draft.load(lm, len(promptIDs)+n, prefill, kvT, opts()); err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+				defer dm.Close()
+			}
 			if useIDs && !isBin && !stopSet && lm.tok != nil && lm.tok.Vocab().EOS >= 0 {
 				stopIDs = []int32{lm.tok.Vocab().EOS}
 			}
@@ -126,6 +148,9 @@ func newGenerateCmd() *cobra.Command {
 			}
 			stderr := cmd.ErrOrStderr()
 			fmt.Fprintf(stderr, "weft: %s\n", lm.summary())
+			if dm != nil {
+				fmt.Fprintf(stderr, "weft: draft %s\n", dm.summary())
+			}
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer cancel()
 			out := cmd.OutOrStdout()
@@ -146,7 +171,13 @@ func newGenerateCmd() *cobra.Command {
 				stream = newTextStream(tok, out, promptIDs)
 				emit = func(id int32) bool { return stream.add(id) == nil }
 			}
-			met, err := lm.model.Generate(ctx, promptIDs, llm.Options{MaxTokens: n, Stop: stopIDs, Sampler: sampler, Slide: overflow == "slide"}, emit)
+			genOpts := llm.Options{MaxTokens: n, Stop: stopIDs, Sampler: sampler, Slide: overflow == "slide"}
+			var met fmt.Stringer
+			if dm != nil {
+				met, err = llm.Speculate(ctx, lm.model, dm.model, promptIDs, llm.SpecOptions{Options: genOpts, K: draft.k}, emit)
+			} else {
+				met, err = lm.model.Generate(ctx, promptIDs, genOpts, emit)
+			}
 			if stream != nil {
 				stream.flush()
 			}
@@ -157,6 +188,7 @@ func newGenerateCmd() *cobra.Command {
 	}
 	opts = addOptFlag(cmd)
 	kvType = kvTypeFlag(cmd)
+	draft = addDraftFlags(cmd)
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 256, "the most tokens to generate")
 	f.BoolVar(&ids, "ids", false, "read and write token ids (always for llama2.c checkpoints)")

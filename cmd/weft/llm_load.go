@@ -201,25 +201,23 @@ func (s *textStream) add(id int32) error {
 
 // kvTypeFlag registers --kv-type and returns its parsed value's getter.
 func kvTypeFlag(cmd *cobra.Command) func() (ir.DType, error) {
-	// The default is f32: an f16 cache halves the cache memory, but the
-	// graph widens the whole cache every step, and with today's reference
-	// Cast kernel that makes decoding ~3x slower (llama-110m Q4_0, context
-	// 193: 19 vs 60 tok/s).
-	s := cmd.Flags().String("kv-type", "f32", "KV cache storage: f32, or f16 (half the cache memory, slower decode today: see `weft generate --help`)")
+	s := cmd.Flags().String("kv-type", "f16", "KV cache storage: f16 (half the memory of f32), f32, or q8_0 (about a quarter; needs a head size that is a multiple of 32)")
 	return func() (ir.DType, error) {
 		switch *s {
 		case "f16":
 			return ir.Float16, nil
 		case "f32":
 			return ir.Float32, nil
+		case "q8_0":
+			return ir.Q8_0, nil
 		}
-		return ir.Invalid, fmt.Errorf("--kv-type %q: %w (want f16 or f32; a q8_0 cache needs a block-dequantizing op in the graph)", *s, ir.ErrUnsupported)
+		return ir.Invalid, fmt.Errorf("--kv-type %q: %w (want f16, f32 or q8_0)", *s, ir.ErrUnsupported)
 	}
 }
 
 // cacheNote describes the KV cache memory.
 func (m *llmModel) cacheNote() string {
 	c := m.model
-	b := int64(2*c.Layers*c.KVHeads*c.Capacity*c.HeadDim) * int64(c.KVType.Size())
+	b := 2 * int64(c.Layers*c.KVHeads*c.Capacity) * c.KVType.Bytes(int64(c.HeadDim))
 	return fmt.Sprintf("KV cache %v, %d of up to %d tokens allocated (%.1f MB)", c.KVType, c.Capacity, c.MaxCapacity(), float64(b)/1e6)
 }

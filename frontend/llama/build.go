@@ -12,27 +12,14 @@ import (
 const (
 	InputTokens    = "tokens"
 	InputPositions = "positions"
-	InputMask      = "mask"
 	OutputLogits   = "logits"
 )
 
-// PastKey is the name of layer l's key-cache input.
-func PastKey(l int) string { return "past_key." + strconv.Itoa(l) }
+// CacheKey is the name of layer l's key-cache input (updated in place).
+func CacheKey(l int) string { return "cache_key." + strconv.Itoa(l) }
 
-// PastValue is the name of layer l's value-cache input.
-func PastValue(l int) string { return "past_value." + strconv.Itoa(l) }
-
-// PresentKey is the name of layer l's new-keys output.
-func PresentKey(l int) string { return "present_key." + strconv.Itoa(l) }
-
-// PresentValue is the name of layer l's new-values output.
-func PresentValue(l int) string { return "present_value." + strconv.Itoa(l) }
-
-// ONNX TensorProto data types of Cast's "to" attribute.
-const (
-	onnxFloat   = 1
-	onnxFloat16 = 10
-)
+// CacheValue is the name of layer l's value-cache input (updated in place).
+func CacheValue(l int) string { return "cache_value." + strconv.Itoa(l) }
 
 // Mode selects which forward graph Build makes.
 type Mode struct {
@@ -42,10 +29,10 @@ type Mode struct {
 	// Capacity is the KV cache length P (the longest context); at most
 	// Config.MaxSeq, at least Seq.
 	Capacity int
-	// KVType is the dtype of the cache inputs and present outputs: f32 (the
-	// zero value) or f16, which halves the cache; the graph casts the past
-	// to f32 for the attention (an f32 copy of one layer's cache at a time)
-	// and the new entries to f16.
+	// KVType is the dtype of the cache inputs: f32 (the zero value), f16
+	// (half the memory) or q8_0 (about a quarter; the head size must be a
+	// multiple of 32). KVCacheUpdate rounds or quantizes the new entries as
+	// it stores them; KVAttention widens the cache as it reads it.
 	KVType ir.DType
 }
 
@@ -99,10 +86,10 @@ func ropeCaches(positions, R int, theta, scale float64, factors []float32) (cos,
 }
 
 // matmul is y = x · W: MatMul for an f32 [in, out] weight, QMatMul for a
-// block-quantized [out, in] one.
+// block-quantized, f16 or bf16 [out, in] one.
 func (g *builder) matmul(name string, x *ir.Value, w *ir.Tensor) *ir.Value {
 	wc := g.b.Const(name+".weight", w)
-	if w.DType.IsQuantized() {
+	if w.DType.IsQuantized() || w.DType == ir.Float16 || w.DType == ir.BFloat16 {
 		return g.op(name, "QMatMul", nil, x, wc)
 	}
 	return g.op(name, "MatMul", nil, x, wc)
@@ -128,19 +115,24 @@ func Transpose2D(t *ir.Tensor) *ir.Tensor {
 // embedding table, made once and shared by every graph built from that
 // table (see tiedOutput).
 func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
-	if err := w.Check(cfg); err != nil {
-		return nil, err
-	}
-	if mode.Seq < 1 || mode.Capacity < mode.Seq || mode.Capacity > cfg.MaxSeq {
-		return nil, fmt.Errorf("llama: mode seq %d, capacity %d: want 1 ≤ seq ≤ capacity ≤ max_seq %d", mode.Seq, mode.Capacity, cfg.MaxSeq)
-	}
 	kvT := mode.KVType
 	switch kvT {
 	case ir.Invalid:
 		kvT = ir.Float32
 	case ir.Float32, ir.Float16:
+	case ir.Q8_0:
+		if cfg.HeadDim()%ir.Q8_0.BlockSize() != 0 {
+			return nil, fmt.Errorf("llama: KV cache type q8_0 with head size %d: %w (a q8_0 cache needs a multiple of %d; use f16 or f32)",
+				cfg.HeadDim(), ir.ErrUnsupported, ir.Q8_0.BlockSize())
+		}
 	default:
-		return nil, fmt.Errorf("llama: KV cache type %v: %w (want f32 or f16)", kvT, ir.ErrUnsupported)
+		return nil, fmt.Errorf("llama: KV cache type %v: %w (want f32, f16 or q8_0)", kvT, ir.ErrUnsupported)
+	}
+	if err := w.Check(cfg); err != nil {
+		return nil, err
+	}
+	if mode.Seq < 1 || mode.Capacity < mode.Seq || mode.Capacity > cfg.MaxSeq {
+		return nil, fmt.Errorf("llama: mode seq %d, capacity %d: want 1 ≤ seq ≤ capacity ≤ max_seq %d", mode.Seq, mode.Capacity, cfg.MaxSeq)
 	}
 	S, P := int64(mode.Seq), int64(mode.Capacity)
 	D, hd := int64(cfg.Dim), int64(cfg.HeadDim())
@@ -149,16 +141,10 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	b := g.b
 	tokens := b.Input(InputTokens, ir.Int64, ir.S(1, S))
 	positions := b.Input(InputPositions, ir.Int64, ir.S(1, S))
-	mask := b.Input(InputMask, ir.Float32, ir.S(1, 1, S, P))
-	past := make([][2]*ir.Value, cfg.Layers)
-	for l := range past {
-		past[l][0] = b.Input(PastKey(l), kvT, ir.S(1, KVH, P, hd))
-		past[l][1] = b.Input(PastValue(l), kvT, ir.S(1, KVH, P, hd))
-		if kvT == ir.Float16 {
-			for j, name := range []string{PastKey(l), PastValue(l)} {
-				past[l][j] = g.op(name+".f32", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat)}, past[l][j])
-			}
-		}
+	cache := make([][2]*ir.Value, cfg.Layers)
+	for l := range cache {
+		cache[l][0] = b.Input(CacheKey(l), kvT, ir.S(1, KVH, P, hd))
+		cache[l][1] = b.Input(CacheValue(l), kvT, ir.S(1, KVH, P, hd))
 	}
 	cosT, sinT := ropeCaches(int(P), cfg.RotaryDim(), cfg.RopeTheta, cfg.RopeScale, cfg.RopeFreqFactors)
 	cosV, sinV := b.Const("rope.cos", cosT), b.Const("rope.sin", sinT)
@@ -169,12 +155,12 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	}
 	perm := []ir.AttrOption{ir.Ints("perm", 0, 2, 1, 3)}
 
-	// Scatter indices: each token's position, for every kv head and lane.
-	idx := g.op("kv.index.reshape", "Reshape", nil, positions, g.i64s(1, 1, S, 1))
-	idx = g.op("kv.index", "Expand", nil, idx, g.i64s(1, KVH, S, hd))
-
-	x := g.op("embed", "Gather", []ir.AttrOption{ir.Int("axis", 0)}, b.Const("token_embedding", w.Embed), tokens)
-	var present [][2]*ir.Value
+	var x *ir.Value
+	if w.Embed.DType == ir.Float32 {
+		x = g.op("embed", "Gather", []ir.AttrOption{ir.Int("axis", 0)}, b.Const("token_embedding", w.Embed), tokens)
+	} else {
+		x = g.op("embed", "QGather", nil, b.Const("token_embedding", w.Embed), tokens) // kept as stored
+	}
 	for l, lw := range w.Layers {
 		p := "layers." + strconv.Itoa(l) + "."
 		c := func(name string, t *ir.Tensor) *ir.Value { return b.Const(p+name, t) }
@@ -190,17 +176,9 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		q := g.op(p+"q.rope", "RotaryEmbedding", rope, heads("wq", lw.Wq, lw.Bq, H), cosV, sinV, positions)
 		k := g.op(p+"k.rope", "RotaryEmbedding", rope, heads("wk", lw.Wk, lw.Bk, KVH), cosV, sinV, positions)
 		v := heads("wv", lw.Wv, lw.Bv, KVH)
-		scatter := []ir.AttrOption{ir.Int("axis", 2)}
-		kAll := g.op(p+"k.cache", "ScatterElements", scatter, past[l][0], idx, k)
-		vAll := g.op(p+"v.cache", "ScatterElements", scatter, past[l][1], idx, v)
-		if kvT == ir.Float16 {
-			present = append(present, [2]*ir.Value{
-				g.op(p+"k.f16", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat16)}, k),
-				g.op(p+"v.f16", "Cast", []ir.AttrOption{ir.Int("to", onnxFloat16)}, v)})
-		} else {
-			present = append(present, [2]*ir.Value{k, v})
-		}
-		a := g.op(p+"attention", "Attention", nil, q, kAll, vAll, mask)
+		kAll := g.op(p+"k.cache", "KVCacheUpdate", nil, cache[l][0], k, positions)
+		vAll := g.op(p+"v.cache", "KVCacheUpdate", nil, cache[l][1], v, positions)
+		a := g.op(p+"attention", "KVAttention", nil, q, kAll, vAll, positions)
 		a = g.op(p+"attention.transpose", "Transpose", perm, a)
 		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))
 		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
@@ -213,16 +191,14 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	x = g.op("final_norm", "RMSNormalization", eps, x, b.Const("final_norm.weight", w.FinalNorm))
 	out := w.Output
 	if out == nil {
-		out = tiedOutput(w.Embed)
+		var err error
+		if out, err = tiedOutput(w.Embed); err != nil {
+			return nil, err
+		}
 	}
 	logits := g.matmul("output", x, out)
 	logits.Name, logits.Producer.Name = OutputLogits, OutputLogits
 	b.Output(OutputLogits, logits)
-	for l, kv := range present {
-		kv[0].Name, kv[1].Name = PresentKey(l), PresentValue(l)
-		b.Output(PresentKey(l), kv[0])
-		b.Output(PresentValue(l), kv[1])
-	}
 	gr, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("llama: built graph does not verify: %w", err)

@@ -28,17 +28,16 @@ func TestBuildInterface(t *testing.T) {
 	for _, v := range g.Outputs {
 		outs = append(outs, v.Name+" "+v.DType.String()+"["+v.Shape.String()+"]")
 	}
-	require.Equal(t, []string{"tokens i64[1,2]", "positions i64[1,2]", "mask f32[1,1,2,3]",
-		"past_key.0 f32[1,1,3,2]", "past_value.0 f32[1,1,3,2]", "past_key.1 f32[1,1,3,2]", "past_value.1 f32[1,1,3,2]"}, ins)
-	require.Equal(t, []string{"logits f32[1,2,5]", "present_key.0 f32[1,1,2,2]", "present_value.0 f32[1,1,2,2]",
-		"present_key.1 f32[1,1,2,2]", "present_value.1 f32[1,1,2,2]"}, outs)
+	require.Equal(t, []string{"tokens i64[1,2]", "positions i64[1,2]",
+		"cache_key.0 f32[1,1,3,2]", "cache_value.0 f32[1,1,3,2]", "cache_key.1 f32[1,1,3,2]", "cache_value.1 f32[1,1,3,2]"}, ins)
+	require.Equal(t, []string{"logits f32[1,2,5]"}, outs)
 	ops := map[string]int{}
 	for _, n := range g.Nodes {
 		ops[n.Op]++
 	}
 	require.Equal(t, 4, ops["RotaryEmbedding"])
-	require.Equal(t, 4, ops["ScatterElements"])
-	require.Equal(t, 2, ops["Attention"])
+	require.Equal(t, 4, ops["KVCacheUpdate"])
+	require.Equal(t, 2, ops["KVAttention"])
 	require.Equal(t, 5, ops["RMSNormalization"])
 }
 
@@ -52,6 +51,8 @@ func TestBuildErrors(t *testing.T) {
 		{"zero seq", Mode{Seq: 0, Capacity: 3}, "seq 0"},
 		{"seq over capacity", Mode{Seq: 3, Capacity: 2}, "capacity 2"},
 		{"capacity over max", Mode{Seq: 1, Capacity: 4}, "max_seq 3"},
+		{"q8_0 cache, head size 2", Mode{Seq: 1, Capacity: 3, KVType: ir.Q8_0}, "unsupported"},
+		{"i8 cache", Mode{Seq: 1, Capacity: 3, KVType: ir.Int8}, "want f32, f16 or q8_0"},
 	} {
 		_, err := Build(cfg, w, tc.mode)
 		require.ErrorContains(t, err, tc.want, tc.name)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
 )
 
 // Config holds a llama-family model's hyperparameters.
@@ -121,7 +122,10 @@ type Layer struct {
 
 // Weights holds a model's weights.
 type Weights struct {
-	Embed     *ir.Tensor // [Vocab, Dim]
+	// Embed is the token embedding [Vocab, Dim]: f32, or kept in a stored
+	// format that ir/quant decodes (block formats, f16, bf16), whose rows
+	// QGather decodes as tokens need them.
+	Embed     *ir.Tensor
 	Layers    []Layer
 	FinalNorm *ir.Tensor // [Dim]
 	// Output is the classifier [Dim, Vocab] (or quantized [Vocab, Dim], see
@@ -147,22 +151,30 @@ func (w *Weights) Check(cfg Config) error {
 			errs = append(errs, fmt.Errorf("%s has shape %v, want %v", name, t.Shape, shape))
 		}
 	}
-	// mat accepts an f32 [in, out] or a quantized [out, in] matrix.
+	// mat accepts an f32 [in, out] or a kept (quantized, f16, bf16)
+	// [out, in] matrix.
 	mat := func(name string, t *ir.Tensor, in, out int64) {
-		if t == nil || !t.DType.IsQuantized() {
+		if t == nil || t.DType == ir.Float32 {
 			need(name, t, in, out)
 			return
 		}
 		switch {
 		case !quantizedMatMul[t.DType]:
-			errs = append(errs, fmt.Errorf("%s is %v, want f32 or one of q8_0, q4_0, q4_1, q5_0, q5_1", name, t.DType))
+			errs = append(errs, fmt.Errorf("%s is %v, want f32 or one of f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1", name, t.DType))
 		case !ir.ShapeOf(t.Shape).Equal(ir.ShapeOf([]int64{out, in})):
 			errs = append(errs, fmt.Errorf("%s (%v) has shape %v, want [out, in] = %v", name, t.DType, t.Shape, []int64{out, in}))
 		case len(t.Data) != int(t.DType.Bytes(out*in)):
 			errs = append(errs, fmt.Errorf("%s (%v) has %d bytes, want %d", name, t.DType, len(t.Data), t.DType.Bytes(out*in)))
 		}
 	}
-	need("token embedding", w.Embed, v, d)
+	if w.Embed != nil && w.Embed.DType != ir.Float32 && quant.Decodable(w.Embed.DType) {
+		// Kept in its stored format (QGather decodes the rows it reads).
+		if !ir.ShapeOf(w.Embed.Shape).Equal(ir.ShapeOf([]int64{v, d})) || int64(len(w.Embed.Data)) != w.Embed.DType.Bytes(v*d) {
+			errs = append(errs, fmt.Errorf("token embedding (%v) has shape %v and %d bytes, want [%d %d]", w.Embed.DType, w.Embed.Shape, len(w.Embed.Data), v, d))
+		}
+	} else {
+		need("token embedding", w.Embed, v, d)
+	}
 	need("final norm", w.FinalNorm, d)
 	if w.Output != nil {
 		mat("output", w.Output, d, v)
@@ -197,6 +209,9 @@ func (w *Weights) Check(cfg Config) error {
 	return nil
 }
 
-// quantizedMatMul are the block formats a matrix may keep (QMatMul's
-// reference kernel decodes them).
-var quantizedMatMul = map[ir.DType]bool{ir.Q8_0: true, ir.Q4_0: true, ir.Q4_1: true, ir.Q5_0: true, ir.Q5_1: true}
+// quantizedMatMul are the formats a matrix may keep, [out, in], running
+// as QMatMul (whose reference kernel decodes them): the block formats, and
+// f16 and bf16, which the CPU backend widens to f32 in registers (so an
+// F16 model's matrices stay zero-copy in the file's mapping instead of
+// taking twice their size as f32).
+var quantizedMatMul = map[ir.DType]bool{ir.Q8_0: true, ir.Q4_0: true, ir.Q4_1: true, ir.Q5_0: true, ir.Q5_1: true, ir.Float16: true, ir.BFloat16: true}

@@ -11,24 +11,21 @@
 // is the forward pass of S tokens (S = 1 is decode, larger S a prefill
 // bucket) against a cache of capacity P. The graph's interface — input and
 // output names, dtypes and shapes — is the contract with runtime/llm,
-// which owns the cache and updates it in place between steps:
+// which owns the cache tensors:
 //
 //	inputs   tokens          i64 [1, S]
-//	         positions       i64 [1, S]   position of each token (distinct, < P)
-//	         mask            f32 [1, 1, S, P]  additive: 0 where token s may
-//	                         attend cache slot j, -inf (or very negative) elsewhere
-//	         past_key.L      f32 [1, KVHeads, P, HeadDim]   per layer L
-//	         past_value.L    f32 [1, KVHeads, P, HeadDim]   (f16 for both
-//	                         past and present with Mode.KVType f16)
+//	         positions       i64 [1, S]   position of each token (< P)
+//	         cache_key.L     [1, KVHeads, P, HeadDim]   per layer L, of
+//	         cache_value.L   [1, KVHeads, P, HeadDim]   Mode.KVType (f32,
+//	                         f16 or q8_0)
 //	outputs  logits          f32 [1, S, Vocab]
-//	         present_key.L   f32 [1, KVHeads, S, HeadDim]   the new entries
-//	         present_value.L f32 [1, KVHeads, S, HeadDim]   (RoPE applied to keys)
 //
-// The KV write inside the graph is a ScatterElements along the sequence
-// axis of the past cache at the token positions (the attention then reads
-// the full capacity, masked); the graph returns only the new entries, and
-// the runtime copies them into its cache at the same positions. The past
-// tensors are only read, so the cache can be a persistent buffer.
+// The caches are state: each layer's KVCacheUpdate ops (ir/ops.go) write
+// the tokens' keys (RoPE applied) and values into the cache inputs in
+// place, at their positions, and KVAttention reads them, token s seeing the
+// slots up to positions[s] — so the caller's cache tensors come back
+// updated, nothing else is copied, and slots past a token's position are
+// never read (a cache can be rewound by lowering the position).
 //
 // The package knows ir, ir/quant and frontend/gguf (its input format)
 // only: no backend, pass or runtime.

@@ -35,13 +35,15 @@ const (
 // blk.N.attn_{q,k,v}.bias for qwen2), output_norm.weight, output.weight
 // (absent: tied to token_embd), rope_freqs.weight (optional frequency
 // factors). GGUF matrices are [out, in] in weft's outer-first order.
-// Matrices in Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 stay quantized, their data a
-// zero-copy slice of f's mapping (f must stay open while the weights are
-// in use), and run as QMatMul; F32, F16 and BF16 matrices, and K-quant
-// (Q4_K, Q5_K, Q6_K) ones, are decoded to f32 and transposed to [in, out]
-// at load (so a K-quant model takes f32 memory). The token embedding
-// table is always decoded to f32 (Gather reads it); when the classifier
-// is tied and token_embd is a kept block format, Output shares its bytes.
+// Matrices in Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16 or BF16 stay as they are,
+// their data a zero-copy slice of f's mapping (f must stay open while the
+// weights are in use), and run as QMatMul (an F16 model takes its file's
+// size, not twice it); F32 matrices, and K-quant (Q4_K, Q5_K, Q6_K) ones,
+// are decoded to f32 and transposed to [in, out] at load (so a K-quant
+// model takes f32 memory). The token embedding
+// table stays as stored, zero-copy (QGather decodes the rows tokens use);
+// when the classifier is tied and token_embd is a kept block format,
+// Output shares its bytes.
 func FromGGUF(f *gguf.File) (Config, *Weights, error) {
 	cfg, err := configFromGGUF(f)
 	if err != nil {
@@ -254,7 +256,12 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 		return nil, err
 	}
 	d, h, kv := cfg.Dim, cfg.HiddenDim, cfg.KVDim()
-	w := &Weights{Embed: ld.f32("token_embd.weight", emb)}
+	// The embedding stays in its stored format (QGather decodes the rows
+	// tokens use) unless that is f32 or undecodable.
+	w := &Weights{Embed: emb}
+	if !quant.Decodable(emb.DType) {
+		w.Embed = ld.f32("token_embd.weight", emb)
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		p := "blk." + strconv.Itoa(l) + "."
 		lw := Layer{

@@ -1,11 +1,13 @@
 package llama
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"weak"
 
 	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
 )
 
 // Tied embeddings: the classifier is the transposed embedding table. Every
@@ -21,21 +23,34 @@ var (
 	tied   = map[weak.Pointer[ir.Tensor]]*ir.Tensor{}
 )
 
-// tiedOutput returns the [Dim, Vocab] transpose of embed, shared by every
-// caller with the same embedding tensor.
-func tiedOutput(embed *ir.Tensor) *ir.Tensor {
+// tiedOutput returns the classifier of tied embeddings: embed itself
+// when it is kept in a QMatMul format ([Vocab, Dim] is QMatMul's [out, in]),
+// else the [Dim, Vocab] f32 transpose of embed (decoded first when it is
+// kept in another format), shared by every caller with the same embedding
+// tensor.
+func tiedOutput(embed *ir.Tensor) (*ir.Tensor, error) {
+	if embed.DType != ir.Float32 && quantizedMatMul[embed.DType] {
+		return embed, nil
+	}
 	tiedMu.Lock()
 	defer tiedMu.Unlock()
 	key := weak.Make(embed)
 	if out, ok := tied[key]; ok {
-		return out
+		return out, nil
 	}
-	out := Transpose2D(embed)
+	f32 := embed
+	if embed.DType != ir.Float32 {
+		var err error
+		if f32, err = quant.Dequantize(embed); err != nil {
+			return nil, fmt.Errorf("llama: tied classifier from the %v embedding: %w", embed.DType, err)
+		}
+	}
+	out := Transpose2D(f32)
 	tied[key] = out
 	runtime.AddCleanup(embed, func(k weak.Pointer[ir.Tensor]) {
 		tiedMu.Lock()
 		defer tiedMu.Unlock()
 		delete(tied, k)
 	}, key)
-	return out
+	return out, nil
 }

@@ -5,26 +5,36 @@
 // a full context or a cancelled context, and streams tokens to a callback
 // with timing metrics.
 //
-// The graphs follow the interface frontend/llama documents (tokens,
-// positions, additive mask and per-layer past_key.L / past_value.L inputs;
-// logits and per-layer present_key.L / present_value.L outputs); this
-// package repeats those names rather than importing a frontend. A Model
-// takes already-compiled graphs as Runners (weft.Model and
-// runtime.Session satisfy the interface), one per sequence length: the
-// one of length 1 decodes, longer ones prefill in buckets.
+// The graphs follow the interface frontend/llama documents (tokens and
+// positions inputs, per-layer cache_key.L / cache_value.L cache inputs that
+// each run updates in place, a logits output); this package repeats those
+// names rather than importing a frontend. A Model takes already-compiled
+// graphs as Runners (weft.Model and runtime.Session satisfy the
+// interface), one per sequence length: the one of length 1 decodes, longer
+// ones prefill in buckets.
 //
-// The cache is f32 or f16 (the graphs' past/present dtype: an f16 cache
-// halves its memory; the graph widens one layer's cache at a time), one
-// contiguous [1, KVHeads, Capacity, HeadDim] tensor per layer for keys and
-// values, allocated whole at New, passed to every run as read-only inputs
-// and updated in place afterwards with the run's new entries. Every run
-// attends over the whole capacity (masked), so a large capacity costs
-// attention time even for short contexts. Generation stops when the cache
-// is full, or with Options.Slide drops the oldest tokens and prefills the
-// newest half again. Continue appends a conversation's next turn to the
-// cache without re-prefilling the earlier ones. Later work: paged storage
-// grown on demand (with capacity-bucketed graphs), a q8_0 cache, batching
-// several sequences.
+// The cache is session-owned state: one contiguous [1, KVHeads, Capacity,
+// HeadDim] tensor per layer for keys and one for values, of the graphs'
+// cache dtype — f32, f16 (half the memory) or q8_0 (about a quarter) —
+// allocated whole at New and bound to every graph as inputs. The graphs'
+// KVCacheUpdate ops write each run's new keys and values into it in place
+// (the memory planner gives their outputs no storage of their own), and
+// KVAttention reads it up to each token's position, so a run copies no
+// cache and attends only over the tokens so far. Positions at or beyond
+// Pos are never read: lowering the length (Reset, Rewind) is all a rewind
+// needs. Generation stops when the cache is full, or with Options.Slide
+// drops the oldest tokens and prefills the newest half again. Continue
+// appends a conversation's next turn to the cache without re-prefilling
+// the earlier ones. NewGrowing starts the cache at one page (PageTokens)
+// and doubles it on demand, recompiling the graphs for the new capacity.
+// Later work: batching several sequences.
+//
+// Speculate (speculative.go) decodes with a draft Model of the same
+// vocabulary proposing K tokens per round, which the target verifies in
+// one FeedAll run of K+1 tokens; both caches are then rewound (Rewind) to
+// the accepted tokens. Greedy output is Generate's token for token where
+// the target's batched and single-token kernels round alike; sampling
+// uses the speculative sampling rule.
 //
 // It knows ir (tensors and values) only: no frontend, pass, scheduler or
 // backend.

@@ -212,8 +212,8 @@ func TestGGUFModels(t *testing.T) {
 			want := tc.cfg
 			want.Vocab = 300
 			require.Equal(t, want, cfg)
-			if tc.dt == ir.Q8_0 || tc.dt == ir.Q4_0 {
-				require.Equal(t, tc.dt, w.Layers[1].W2.DType, "kept quantized")
+			if tc.dt == ir.Q8_0 || tc.dt == ir.Q4_0 || tc.dt == ir.Float16 || tc.dt == ir.BFloat16 {
+				require.Equal(t, tc.dt, w.Layers[1].W2.DType, "kept as stored")
 				require.Equal(t, tc.dt, w.Output.DType)
 			} else {
 				require.Equal(t, ir.Float32, w.Layers[1].W2.DType)
@@ -328,10 +328,13 @@ func TestSlide(t *testing.T) {
 	require.Equal(t, 13, met.Generated)
 }
 
-// TestKVCacheF16: an f16 cache (half the memory) gives the naive pass's
-// logits within f16 rounding, through prefill and decode, at -O0 and -O2.
-func TestKVCacheF16(t *testing.T) {
-	cfg := llama.Config{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 300, MaxSeq: 64, RopeTheta: 10000, NormEps: 1e-5}
+// TestKVCacheTypes: f32, f16 and q8_0 caches give the naive pass's logits
+// (f32 within 1e-4 relative; f16 within its rounding, 5e-4; q8_0 within its
+// 8-bit blocks, 1e-2), through prefill and decode, at -O0 and -O2; and the
+// f16 and q8_0 logits stay as close to the f32 cache's.
+func TestKVCacheTypes(t *testing.T) {
+	// Head size 32: a whole q8_0 block per row.
+	cfg := llama.Config{Dim: 128, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 300, MaxSeq: 64, RopeTheta: 10000, NormEps: 1e-5}
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	require.NoError(t, llama.GenerateGGUF(cfg, ir.Float32, 9, path))
 	f, err := gguf.Open(path)
@@ -343,35 +346,61 @@ func TestKVCacheF16(t *testing.T) {
 	prompt := []int32{1, 11, 12, 13, 14}
 	toks := append([]int32(nil), prompt...)
 	var want [][]float64
-	for pos := 0; pos < 16; pos++ {
+	const steps = 24
+	for pos := 0; pos < steps; pos++ {
 		lg := ref.forward(int(toks[pos]), pos)
 		want = append(want, lg)
 		if pos >= len(prompt)-1 {
 			toks = append(toks, int32(argmax(lg)))
 		}
 	}
-	for _, opt := range []int{0, 2} {
-		var rs []llm.Runner
-		for _, s := range []int{1, 4} {
-			g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: 32, KVType: ir.Float16})
-			require.NoError(t, err)
-			r, err := weft.New(g, weft.Options{OptLevel: opt, Verify: true})
-			require.NoError(t, err)
-			rs = append(rs, r)
-		}
-		m, err := llm.New(rs...)
-		require.NoError(t, err)
-		require.Equal(t, ir.Float16, m.KVType)
-		lg, err := m.Feed(context.Background(), prompt)
-		require.NoError(t, err)
-		requireClose(t, want[len(prompt)-1], lg, 3e-3, "prefill")
-		for pos := len(prompt); pos < 16; pos++ {
-			lg, err := m.Feed(context.Background(), toks[pos:pos+1])
-			require.NoError(t, err)
-			requireClose(t, want[pos], lg, 3e-3, "decode "+strconv.Itoa(pos))
+	f32Logits := map[int][][]float32{}
+	for _, tc := range []struct {
+		kv  ir.DType
+		tol float64
+	}{{ir.Float32, 1e-4}, {ir.Float16, 5e-4}, {ir.Q8_0, 1e-2}} {
+		for _, opt := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%v/O%d", tc.kv, opt), func(t *testing.T) {
+				var rs []llm.Runner
+				for _, s := range []int{1, 4} {
+					g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: 32, KVType: tc.kv})
+					require.NoError(t, err)
+					r, err := weft.New(g, weft.Options{OptLevel: opt, Verify: true})
+					require.NoError(t, err)
+					rs = append(rs, r)
+				}
+				m, err := llm.New(rs...)
+				require.NoError(t, err)
+				require.Equal(t, tc.kv, m.KVType)
+				var got [][]float32
+				lg, err := m.Feed(context.Background(), prompt)
+				require.NoError(t, err)
+				requireClose(t, want[len(prompt)-1], lg, tc.tol, "prefill")
+				got = append(got, slices.Clone(lg))
+				for pos := len(prompt); pos < steps; pos++ {
+					lg, err := m.Feed(context.Background(), toks[pos:pos+1])
+					require.NoError(t, err)
+					requireClose(t, want[pos], lg, tc.tol, "decode "+strconv.Itoa(pos))
+					got = append(got, slices.Clone(lg))
+				}
+				if tc.kv == ir.Float32 {
+					f32Logits[opt] = got
+					return
+				}
+				for i, lg := range got {
+					w := make([]float64, len(lg))
+					for j, v := range f32Logits[opt][i] {
+						w[j] = float64(v)
+					}
+					requireClose(t, w, lg, tc.tol, fmt.Sprintf("%v against the f32 cache, step %d", tc.kv, i))
+				}
+			})
 		}
 	}
-	_, err = llama.Build(cfg, w, llama.Mode{Seq: 1, Capacity: 32, KVType: ir.Q8_0})
+	// A q8_0 cache needs whole blocks per row.
+	small := cfg
+	small.Dim = 64 // head size 16
+	_, err = llama.Build(small, &llama.Weights{}, llama.Mode{Seq: 1, Capacity: 32, KVType: ir.Q8_0})
 	require.ErrorIs(t, err, ir.ErrUnsupported)
 }
 

@@ -122,7 +122,7 @@ func (m *Model) ensure(n int) error {
 		return errors.New("llm: the factory's graphs for the larger capacity have another geometry")
 	}
 	// Copy each head's first pos rows: [1, KVH, P, hd] → [1, KVH, P', hd].
-	row := m.HeadDim * m.KVType.Size()
+	row := int(m.KVType.Bytes(int64(m.HeadDim)))
 	for l := 0; l < m.Layers; l++ {
 		for j, old := range [][]byte{m.keys[l].Data, m.vals[l].Data} {
 			dst := nm.keys[l].Data

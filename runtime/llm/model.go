@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -15,18 +15,16 @@ import (
 const (
 	inTokens    = "tokens"
 	inPositions = "positions"
-	inMask      = "mask"
 	outLogits   = "logits"
 )
 
-func pastKey(l int) string      { return "past_key." + strconv.Itoa(l) }
-func pastValue(l int) string    { return "past_value." + strconv.Itoa(l) }
-func presentKey(l int) string   { return "present_key." + strconv.Itoa(l) }
-func presentValue(l int) string { return "present_value." + strconv.Itoa(l) }
+func cacheKey(l int) string   { return "cache_key." + strconv.Itoa(l) }
+func cacheValue(l int) string { return "cache_value." + strconv.Itoa(l) }
 
 // Runner is one compiled forward graph. RunInto takes the inputs in the
 // order of Inputs and writes into caller-owned tensors in the order of
-// Outputs, reading the inputs only.
+// Outputs; it reads the tokens and positions and updates the cache inputs
+// in place (the graph's KVCacheUpdate ops).
 type Runner interface {
 	Inputs() []*ir.Value
 	Outputs() []*ir.Value
@@ -41,13 +39,11 @@ type step struct {
 	r       Runner
 	seq     int
 	in, out []*ir.Tensor
-	tokens  *ir.Tensor // the step's own input tensors
-	pos     *ir.Tensor
-	mask    []float32 // a view of the mask input
+	tokens  []int64 // views of the step's own input tensors
+	pos     []int64
 	logits  []float32
-	present [][2]int // output index of present key/value per layer
 	// perm[k] is the graph input index of the k-th input in the order
-	// tokens, positions, mask, past_key.0, past_value.0, ...
+	// tokens, positions, cache_key.0, cache_value.0, ...
 	perm []int
 }
 
@@ -55,8 +51,8 @@ type step struct {
 // (the cache is one sequence's state).
 type Model struct {
 	Layers, KVHeads, HeadDim, Capacity, Vocab int
-	// KVType is the cache's element type (the graphs' past/present dtype):
-	// f32 or f16.
+	// KVType is the cache's element type (the graphs' cache dtype): f32,
+	// f16 or q8_0.
 	KVType ir.DType
 
 	steps []*step // by seq, ascending; steps[0].seq == 1
@@ -70,7 +66,7 @@ type Model struct {
 // length 1) and any number of prefill graphs of other lengths. It reads the
 // model's geometry from the graphs' declared inputs and checks that they
 // agree, then allocates the cache (2 · layers · KVHeads · Capacity ·
-// HeadDim f32).
+// HeadDim elements of KVType), which every graph updates in place.
 func New(runners ...Runner) (*Model, error) {
 	m := &Model{}
 	for i, r := range runners {
@@ -96,7 +92,7 @@ func New(runners ...Runner) (*Model, error) {
 	}
 	for _, s := range m.steps {
 		for l := 0; l < m.Layers; l++ {
-			s.in[s.perm[3+2*l]], s.in[s.perm[4+2*l]] = m.keys[l], m.vals[l]
+			s.in[s.perm[2+2*l]], s.in[s.perm[3+2*l]] = m.keys[l], m.vals[l]
 		}
 	}
 	return m, nil
@@ -108,6 +104,11 @@ func staticShape(v *ir.Value, dt ir.DType, rank int) ([]int64, error) {
 		return nil, fmt.Errorf("%q is %v[%v], want a static rank-%d %v", v.Name, v.DType, v.Shape, rank, dt)
 	}
 	return v.Shape.Ints(), nil
+}
+
+// int64View views an i64 tensor's elements (NewTensor's data is aligned).
+func int64View(t *ir.Tensor) []int64 {
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(t.Data))), len(t.Data)/8)
 }
 
 // bind checks r's interface, learns (or checks) the model geometry, and
@@ -135,19 +136,21 @@ func (m *Model) bind(r Runner) (*step, error) {
 	seq := int(tok[1])
 	layers := 0
 	for {
-		if _, ok := ins[pastKey(layers)]; !ok {
+		if _, ok := ins[cacheKey(layers)]; !ok {
 			break
 		}
 		layers++
 	}
 	if layers == 0 {
-		return nil, fmt.Errorf("no input %q", pastKey(0))
+		return nil, fmt.Errorf("no input %q", cacheKey(0))
 	}
-	kvT := r.Inputs()[ins[pastKey(0)]].DType
-	if kvT != ir.Float16 {
-		kvT = ir.Float32
+	kvT := r.Inputs()[ins[cacheKey(0)]].DType
+	switch kvT {
+	case ir.Float32, ir.Float16, ir.Q8_0:
+	default:
+		return nil, fmt.Errorf("input %q is %v: %w KV cache type (want f32, f16 or q8_0)", cacheKey(0), kvT, ir.ErrUnsupported)
 	}
-	kv, err := get(pastKey(0), kvT, 4)
+	kv, err := get(cacheKey(0), kvT, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -168,19 +171,16 @@ func (m *Model) bind(r Runner) (*step, error) {
 	} else if kvT != m.KVType {
 		return nil, fmt.Errorf("KV cache type %v differs from the first graph's %v", kvT, m.KVType)
 	}
-	if len(r.Inputs()) != 3+2*layers {
-		return nil, fmt.Errorf("%d inputs, want %d (tokens, positions, mask and a past key and value per layer)", len(r.Inputs()), 3+2*layers)
+	if len(r.Inputs()) != 2+2*layers {
+		return nil, fmt.Errorf("%d inputs, want %d (tokens, positions and a key and value cache per layer)", len(r.Inputs()), 2+2*layers)
 	}
-	want := map[string][]int64{
-		inTokens: {1, int64(seq)}, inPositions: {1, int64(seq)}, inMask: {1, 1, int64(seq), int64(m.Capacity)},
-	}
+	want := map[string][]int64{inTokens: {1, int64(seq)}, inPositions: {1, int64(seq)}}
 	kvShape := []int64{1, int64(m.KVHeads), int64(m.Capacity), int64(m.HeadDim)}
-	newShape := []int64{1, int64(m.KVHeads), int64(seq), int64(m.HeadDim)}
 	s := &step{r: r, seq: seq, in: make([]*ir.Tensor, len(r.Inputs())), out: make([]*ir.Tensor, len(r.Outputs()))}
-	order := []string{inTokens, inPositions, inMask}
+	order := []string{inTokens, inPositions}
 	for l := 0; l < layers; l++ {
-		want[pastKey(l)], want[pastValue(l)] = kvShape, kvShape
-		order = append(order, pastKey(l), pastValue(l))
+		want[cacheKey(l)], want[cacheValue(l)] = kvShape, kvShape
+		order = append(order, cacheKey(l), cacheValue(l))
 	}
 	// The caller's input order may differ: remember where each goes.
 	perm := make([]int, len(order))
@@ -190,11 +190,9 @@ func (m *Model) bind(r Runner) (*step, error) {
 			return nil, fmt.Errorf("no input %q", name)
 		}
 		v := r.Inputs()[i]
-		dt := ir.Float32
+		dt := m.KVType
 		if k < 2 {
 			dt = ir.Int64
-		} else if k > 2 {
-			dt = m.KVType
 		}
 		sh, err := staticShape(v, dt, len(want[name]))
 		if err != nil {
@@ -208,35 +206,15 @@ func (m *Model) bind(r Runner) (*step, error) {
 	s.perm = perm
 	s.in[perm[0]] = ir.NewTensor(ir.Int64, want[inTokens])
 	s.in[perm[1]] = ir.NewTensor(ir.Int64, want[inPositions])
-	s.in[perm[2]] = ir.NewTensor(ir.Float32, want[inMask])
-	s.tokens, s.pos, s.mask = s.in[perm[0]], s.in[perm[1]], s.in[perm[2]].Float32s()
-	if len(r.Outputs()) != 1+2*layers {
-		return nil, fmt.Errorf("%d outputs, want %d (logits and a present key and value per layer)", len(r.Outputs()), 1+2*layers)
+	s.tokens, s.pos = int64View(s.in[perm[0]]), int64View(s.in[perm[1]])
+	if len(r.Outputs()) != 1 {
+		return nil, fmt.Errorf("%d outputs, want 1 (logits; the caches are updated in place)", len(r.Outputs()))
 	}
-	s.out[lg] = ir.NewTensor(ir.Float32, lsh)
-	s.logits = s.out[lg].Float32s()
 	if lsh[0] != 1 || int(lsh[1]) != seq {
 		return nil, fmt.Errorf("output %q has shape %v, want [1 %d vocab]", outLogits, lsh, seq)
 	}
-	for l := 0; l < layers; l++ {
-		var pair [2]int
-		for j, name := range []string{presentKey(l), presentValue(l)} {
-			i, ok := outs[name]
-			if !ok {
-				return nil, fmt.Errorf("no output %q", name)
-			}
-			sh, err := staticShape(r.Outputs()[i], m.KVType, 4)
-			if err != nil {
-				return nil, err
-			}
-			if !slices.Equal(sh, newShape) {
-				return nil, fmt.Errorf("output %q has shape %v, want %v", name, sh, newShape)
-			}
-			s.out[i] = ir.NewTensor(m.KVType, newShape)
-			pair[j] = i
-		}
-		s.present = append(s.present, pair)
-	}
+	s.out[lg] = ir.NewTensor(ir.Float32, lsh)
+	s.logits = s.out[lg].Float32s()
 	return s, nil
 }
 
@@ -299,41 +277,20 @@ func (m *Model) pick(n int) *step {
 	return best
 }
 
-// run feeds toks (len ≤ s.seq) through s and appends their keys and values
-// to the cache.
+// run feeds toks (len ≤ s.seq) through s; the graph writes their keys and
+// values into the cache at positions pos, pos+1, ... Padded rows (past
+// len(toks)) take the next positions: their entries land in slots past
+// the new length, which no later run reads before overwriting them.
 func (m *Model) run(ctx context.Context, s *step, toks []int32) error {
-	negInf := float32(math.Inf(-1))
-	P := m.Capacity
 	for i := 0; i < s.seq; i++ {
-		p := m.pos + i
-		s.pos.SetInt64(i, int64(p))
-		s.tokens.SetInt64(i, 0)
+		s.pos[i] = int64(m.pos + i)
+		s.tokens[i] = 0
 		if i < len(toks) {
-			s.tokens.SetInt64(i, int64(toks[i]))
-		}
-		row := s.mask[i*P : (i+1)*P]
-		for j := range row {
-			if j <= p {
-				row[j] = 0
-			} else {
-				row[j] = negInf
-			}
+			s.tokens[i] = int64(toks[i])
 		}
 	}
 	if err := s.r.RunInto(ctx, s.in, s.out); err != nil {
 		return fmt.Errorf("llm: run the %d-token graph at position %d: %w", s.seq, m.pos, err)
-	}
-	// Copy the new entries [1, KVH, seq, hd] into the cache [1, KVH, P, hd].
-	// (Bytes: the cache may be f32 or f16.)
-	row := m.HeadDim * m.KVType.Size()
-	for l, pair := range s.present {
-		for j, cache := range []*ir.Tensor{m.keys[l], m.vals[l]} {
-			src, dst := s.out[pair[j]].Data, cache.Data
-			for h := 0; h < m.KVHeads; h++ {
-				d0, s0 := (h*P+m.pos)*row, h*s.seq*row
-				copy(dst[d0:d0+len(toks)*row], src[s0:s0+len(toks)*row])
-			}
-		}
 	}
 	m.pos += len(toks)
 	return nil

@@ -24,14 +24,11 @@ func graphIO(seq, layers, kvh, p, hd, vocab int) *fake {
 	g := ir.NewGraph("t")
 	f := &fake{}
 	S, P := int64(seq), int64(p)
-	f.in = append(f.in, g.AddInput("tokens", ir.Int64, ir.S(1, S)), g.AddInput("positions", ir.Int64, ir.S(1, S)),
-		g.AddInput("mask", ir.Float32, ir.S(1, 1, S, P)))
+	f.in = append(f.in, g.AddInput("tokens", ir.Int64, ir.S(1, S)), g.AddInput("positions", ir.Int64, ir.S(1, S)))
 	f.out = append(f.out, g.NewValue("logits", ir.Float32, ir.S(1, S, int64(vocab))))
 	for l := 0; l < layers; l++ {
-		f.in = append(f.in, g.AddInput(pastKey(l), ir.Float32, ir.S(1, int64(kvh), P, int64(hd))),
-			g.AddInput(pastValue(l), ir.Float32, ir.S(1, int64(kvh), P, int64(hd))))
-		f.out = append(f.out, g.NewValue(presentKey(l), ir.Float32, ir.S(1, int64(kvh), S, int64(hd))),
-			g.NewValue(presentValue(l), ir.Float32, ir.S(1, int64(kvh), S, int64(hd))))
+		f.in = append(f.in, g.AddInput(cacheKey(l), ir.Float32, ir.S(1, int64(kvh), P, int64(hd))),
+			g.AddInput(cacheValue(l), ir.Float32, ir.S(1, int64(kvh), P, int64(hd))))
 	}
 	return f
 }
@@ -56,22 +53,28 @@ func TestNewChecksGraphs(t *testing.T) {
 		{"none", nil, "no decode graph"},
 		{"duplicate", []Runner{graphIO(1, 1, 1, 8, 2, 5), graphIO(1, 1, 1, 8, 2, 5)}, "two graphs"},
 		{"geometry", []Runner{graphIO(1, 1, 1, 8, 2, 5), graphIO(2, 1, 1, 9, 2, 5)}, "differs"},
-		{"missing output", []Runner{func() Runner { f := graphIO(1, 1, 1, 8, 2, 5); f.out = f.out[:2]; return f }()}, "outputs"},
+		{"missing output", []Runner{func() Runner { f := graphIO(1, 1, 1, 8, 2, 5); f.out = nil; return f }()}, "no output"},
+		{"extra output", []Runner{func() Runner {
+			f := graphIO(1, 1, 1, 8, 2, 5)
+			f.out = append(f.out, f.in[2])
+			return f
+		}()}, "2 outputs"},
+		{"cache type", []Runner{func() Runner { f := graphIO(1, 1, 1, 8, 2, 5); f.in[2].DType = ir.Int8; return f }()}, "unsupported"},
 		{"symbolic", []Runner{func() Runner {
 			f := graphIO(1, 1, 1, 8, 2, 5)
 			f.in[0].Shape = ir.Shape{{Size: 1}, ir.Sym("s")}
 			return f
 		}()}, "static"},
-		{"mask shape", []Runner{func() Runner {
+		{"positions shape", []Runner{func() Runner {
 			f := graphIO(1, 1, 1, 8, 2, 5)
-			f.in[2].Shape = ir.S(1, 1, 1, 7)
+			f.in[1].Shape = ir.S(1, 2)
 			return f
-		}()}, `"mask" has shape`},
-		{"present shape", []Runner{func() Runner {
+		}()}, `"positions" has shape`},
+		{"value cache shape", []Runner{func() Runner {
 			f := graphIO(1, 1, 1, 8, 2, 5)
-			f.out[1].Shape = ir.S(1, 1, 8, 2)
+			f.in[3].Shape = ir.S(1, 1, 7, 2)
 			return f
-		}()}, `"present_key.0" has shape`},
+		}()}, `"cache_value.0" has shape`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.rs...)

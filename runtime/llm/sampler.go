@@ -125,19 +125,27 @@ func (s *Sampler) distribution(logits []float32, history []int32) []cand {
 			}
 		}
 	}
+	if s.o.Temperature == 0 {
+		// The most likely token, the lowest id among ties: one pass, no
+		// sort (a 32000-token sort costs more than a small model's step).
+		best := 0
+		for i := range c {
+			if c[i].v > c[best].v {
+				best = i
+			}
+		}
+		return append(c[:0], cand{c[best].tok, 1})
+	}
 	// Most likely first; ties keep the lower token id first.
-	slices.SortStableFunc(c, func(a, b cand) int {
+	slices.SortFunc(c, func(a, b cand) int {
 		switch {
 		case a.v > b.v:
 			return -1
 		case a.v < b.v:
 			return 1
 		}
-		return 0
+		return a.tok - b.tok
 	})
-	if s.o.Temperature == 0 {
-		return append(c[:0], cand{c[0].tok, 1})
-	}
 	if k := s.o.TopK; k > 0 && k < len(c) {
 		c = c[:k]
 	}

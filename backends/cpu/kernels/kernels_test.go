@@ -9,7 +9,7 @@ import (
 // level with SetISA.
 func forEachISA(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	for isa := Generic; isa <= BestISA(); isa++ {
+	for _, isa := range Levels() {
 		t.Run(isa.String(), func(t *testing.T) {
 			prev, err := SetISA(isa.String())
 			if err != nil {

@@ -26,6 +26,12 @@ type QuantizedActs struct {
 	qs   []int8    // M×K
 	d    []float32 // M×K/32 block scales
 	nsum []int32   // M×K/32 block sums of qs, negated
+
+	// Derived layouts for particular kernels, built on first use after
+	// each QuantizeActs (see qlay.go and qk.go).
+	g4   []byte
+	g4ok qLayout // the layout in g4, 0 for none
+	kx   qkActs
 }
 
 // QuantizeActs quantizes the M×K row-major matrix x (leading dimension
@@ -46,6 +52,7 @@ func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
 		q.d, q.nsum = make([]float32, nb), make([]int32, nb)
 	}
 	q.qs, q.d, q.nsum = q.qs[:M*K], q.d[:nb], q.nsum[:nb]
+	q.g4ok, q.kx.ok4, q.kx.ok6 = 0, false, false
 	for m := 0; m < M; m++ {
 		row := x[m*ldx : m*ldx+K]
 		for b := 0; b < K/qBlock; b++ {
@@ -77,8 +84,15 @@ func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
 // qRowBytes returns the bytes of one K-long row of dt, or an error for
 // types without a quantized kernel.
 func qRowBytes(dt ir.DType, K int) (int, error) {
-	if dt != ir.Q8_0 && dt != ir.Q4_0 {
-		return 0, fmt.Errorf("kernels: quantized matmul on %v: %w (want q8_0 or q4_0)", dt, ir.ErrUnsupported)
+	switch dt {
+	case ir.Q8_0, ir.Q4_0:
+	case ir.Q4_K, ir.Q6_K:
+		if K%qkSuper != 0 {
+			return 0, fmt.Errorf("kernels: quantized matmul on %v: K=%d is not a multiple of %d", dt, K, qkSuper)
+		}
+		return K / qkSuper * dt.BlockBytes(), nil
+	default:
+		return 0, fmt.Errorf("kernels: quantized matmul on %v: %w (want q8_0, q4_0, q4_k or q6_k)", dt, ir.ErrUnsupported)
 	}
 	if K%qBlock != 0 {
 		return 0, fmt.Errorf("kernels: quantized matmul: K=%d is not a multiple of %d", K, qBlock)
@@ -87,7 +101,8 @@ func qRowBytes(dt ir.DType, K int) (int, error) {
 }
 
 // QMatMul computes y[m, n] = Σ_k x[m, k]·w[n, k] for block-quantized
-// weights w (N×K, dtype dt ∈ {Q8_0, Q4_0}, blocks along K, row after row)
+// weights w (N×K, dtype dt ∈ {Q8_0, Q4_0, Q4_K, Q6_K}, blocks along K,
+// row after row; K a multiple of 256 for the K-quants)
 // and activations x quantized with QuantizeActs; y is M×N with leading
 // dimension ldy. Rows of w are spread over pool; each weight byte is read
 // once. With x.M == 1 this is the decode GEMV.
@@ -111,8 +126,16 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		}
 		return nil
 	}
+	if dt == ir.Q4_K || dt == ir.Q6_K {
+		qkMatMul(pool, dt, w, rb, N, x, y, ldy)
+		return nil
+	}
 	j := qJobPool.Get().(*qJob)
-	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, CurrentISA()), dot4: qDot4Func(dt, CurrentISA())}
+	isa := CurrentISA()
+	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa)}
+	if g, l := qGroupFunc(dt, isa); g != nil && x.K/qBlock >= qGroup {
+		j.grp, j.lay, j.rec = g, x.q4Groups(l), l.bytes()
+	}
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough
 	// for balance.
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
@@ -142,6 +165,9 @@ type qJob struct {
 	ldy  int
 	rows int
 	dot  qDot
+	grp  qGroupDot // nil, or the grouped row dot for single rows
+	lay  []byte    // x's group layout when grp is set
+	rec  int       // bytes per record of lay
 }
 
 var qJobPool = sync.Pool{New: func() any { return new(qJob) }}
@@ -164,9 +190,27 @@ func (j *qJob) Task(_, t int) {
 			}
 		}
 		for ; m < x.M; m++ {
-			j.y[m*j.ldy+n] = j.dot(nb, wr, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], x.nsum[m*nb:(m+1)*nb])
+			j.y[m*j.ldy+n] = j.rowDot(m, nb, wr)
 		}
 	}
+}
+
+// rowDot is the dot product of weight row wr with activation row m: the
+// grouped kernel over the full groups of four blocks, the plain one over
+// the rest.
+func (j *qJob) rowDot(m, nb int, wr []byte) float32 {
+	x, b0 := j.x, 0
+	var acc float32
+	if j.grp != nil {
+		ng := nb / qGroup
+		acc = j.grp(ng, wr, j.lay[m*ng*j.rec:(m+1)*ng*j.rec])
+		b0 = ng * qGroup
+	}
+	if b0 < nb {
+		bb := j.rb / nb
+		acc += j.dot(nb-b0, wr[b0*bb:], x.qs[(m*nb+b0)*qBlock:(m+1)*x.K], x.d[m*nb+b0:(m+1)*nb], x.nsum[m*nb+b0:(m+1)*nb])
+	}
+	return acc
 }
 
 // halfToFloat converts an IEEE half (the block scale) to float32.

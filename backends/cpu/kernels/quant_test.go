@@ -53,7 +53,7 @@ func TestQMatMul(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
 		for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0} {
-			for _, sh := range [][3]int{{1, 1, 32}, {1, 7, 64}, {3, 5, 96}, {1, 33, 256}, {2, 129, 4096}, {5, 3, 1024}, {4, 17, 128}, {9, 6, 64}} {
+			for _, sh := range [][3]int{{1, 1, 32}, {1, 7, 64}, {3, 5, 96}, {1, 33, 256}, {2, 129, 4096}, {5, 3, 1024}, {4, 17, 128}, {9, 6, 64}, {1, 5, 160}, {1, 3, 224}, {2, 9, 416}, {6, 4, 384}} {
 				M, N, K := sh[0], sh[1], sh[2]
 				name := fmt.Sprintf("%v/%dx%dx%d", dt, M, N, K)
 				w, deq := randQWeights(r, dt, N, K)
@@ -138,9 +138,12 @@ func TestQMatMulErrors(t *testing.T) {
 	if err := QuantizeActs(&qa, make([]float32, 32), 32, 1, 32); err != nil {
 		t.Fatal(err)
 	}
-	err := QMatMul(nil, ir.Q4_K, make([]byte, 1000), 1, &qa, make([]float32, 1), 1)
+	err := QMatMul(nil, ir.Q5_K, make([]byte, 1000), 1, &qa, make([]float32, 1), 1)
 	if !errors.Is(err, ir.ErrUnsupported) {
-		t.Errorf("Q4_K: err = %v, want ErrUnsupported", err)
+		t.Errorf("Q5_K: err = %v, want ErrUnsupported", err)
+	}
+	if err := QMatMul(nil, ir.Q4_K, make([]byte, 1000), 1, &qa, make([]float32, 1), 1); err == nil {
+		t.Error("Q4_K with K=32 accepted")
 	}
 	if err := QMatMul(nil, ir.Q8_0, make([]byte, 33), 1, &qa, make([]float32, 1), 1); err == nil {
 		t.Error("short weights accepted")

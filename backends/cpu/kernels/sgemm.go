@@ -285,7 +285,7 @@ func (j *sgemmJob) Task(_, t int) {
 			ncols := min(j.nr, pb.N-n0)
 			ir := 0
 			// Hot loop: whole tiles straight into the assembly kernel.
-			if fn := j.fullKernel; fn != nil && (ncols == j.nr || j.isa >= AVX512) && full > 0 {
+			if fn := j.fullKernel; fn != nil && (ncols == j.nr || j.isa == AVX512) && full > 0 {
 				mask := uint32(uint64(1)<<ncols - 1)
 				cs := j.c[(i0+full-1)*j.ldc+n0 : (i0+full-1)*j.ldc+n0+ncols] // bounds check of the last row
 				_ = cs
@@ -313,7 +313,7 @@ func (j *sgemmJob) micro(rows, ncols, kcb int, ap, bp, c []float32, acc bool, s 
 	switch {
 	case fn == nil:
 		genericKernel(rows, ncols, kcb, j.nr, ap, bp, c, j.ldc, acc)
-	case j.isa >= AVX512:
+	case j.isa == AVX512:
 		// Masked loads and stores handle the column edge.
 		fn(kcb, &ap[0], &bp[0], &c[0], j.ldc, uint32(uint64(1)<<ncols-1), iacc)
 	case ncols == j.nr:

@@ -26,6 +26,18 @@ func weights(w, scales *ir.Tensor) ([]float32, error) {
 			return nil, fmt.Errorf("QMatMul: %w", err)
 		}
 		return deq.Float32s(), nil
+	case w.DType == ir.Float16 || w.DType == ir.BFloat16:
+		if scales != nil {
+			return nil, fmt.Errorf("QMatMul: Scales %v given with a %v weight %v (want none)", scales, w.DType, w)
+		}
+		if err := w.Check(); err != nil {
+			return nil, fmt.Errorf("QMatMul weight: %w", err)
+		}
+		out := make([]float32, n*k)
+		for i := range out {
+			out[i] = float32(w.Float64(i))
+		}
+		return out, nil
 	case w.DType.IsQuantized():
 		if scales != nil {
 			return nil, fmt.Errorf("QMatMul: Scales %v given with a block-quantized weight %v (its scales are in the blocks)", scales, w)
@@ -45,7 +57,7 @@ func weights(w, scales *ir.Tensor) ([]float32, error) {
 		}
 		return out, nil
 	}
-	return nil, ref.Unsupported("QMatMul with a %v weight (want i8 with Scales or a block-quantized type)", w.DType)
+	return nil, ref.Unsupported("QMatMul with a %v weight (want i8 with Scales, f16, bf16 or a block-quantized type)", w.DType)
 }
 
 // qMatMul is weft's QMatMul(X, W, Scales?): Y[..., n] = Σ_k X[..., k]·W[n, k].

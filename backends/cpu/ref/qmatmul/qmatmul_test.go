@@ -52,7 +52,7 @@ func TestQMatMulIsMatMulOfDecodedWeight(t *testing.T) {
 		dt ir.DType // Int8: per-channel with Scales
 		k  int64
 	}
-	formats := []format{{ir.Q8_0, 64}, {ir.Q4_0, 96}, {ir.Q4_1, 32}, {ir.Q5_0, 64}, {ir.Q5_1, 32}, {ir.Int8, 37}, {ir.Int8, 1}}
+	formats := []format{{ir.Q8_0, 64}, {ir.Q4_0, 96}, {ir.Q4_1, 32}, {ir.Q5_0, 64}, {ir.Q5_1, 32}, {ir.Int8, 37}, {ir.Int8, 1}, {ir.Float16, 37}, {ir.BFloat16, 64}, {ir.Float16, 1}}
 	for _, f := range formats {
 		for _, xdt := range []ir.DType{ir.Float32, ir.Float16} {
 			for _, lead := range [][]int64{nil, {1}, {5}, {2, 3}} {
@@ -62,13 +62,18 @@ func TestQMatMulIsMatMulOfDecodedWeight(t *testing.T) {
 					wf := randTensor(rng, ir.Float32, n, f.k)
 					var in []*ir.Tensor
 					var deq *ir.Tensor
-					if f.dt == ir.Int8 {
+					switch {
+					case f.dt == ir.Float16 || f.dt == ir.BFloat16:
+						q := convert(wf, f.dt)
+						deq = convert(q, ir.Float32)
+						in = []*ir.Tensor{q}
+					case f.dt == ir.Int8:
 						q, s, err := quant.QuantizePerChannel(wf)
 						require.NoError(t, err)
 						deq, err = quant.DequantizePerChannel(q, s)
 						require.NoError(t, err)
 						in = []*ir.Tensor{q, s}
-					} else {
+					default:
 						q, err := quant.Quantize(wf, f.dt)
 						require.NoError(t, err)
 						deq, err = quant.Dequantize(q)
@@ -138,6 +143,7 @@ func TestQMatMulErrors(t *testing.T) {
 	}{
 		{"int8 without scales", []*ir.Tensor{x, i8}, "needs Scales [3]", false},
 		{"scales with blocks", []*ir.Tensor{x, q8, s3}, "scales are in the blocks", false},
+		{"scales with f16", []*ir.Tensor{x, ir.NewTensor(ir.Float16, []int64{3, 32}), s3}, "want none", false},
 		{"wrong scales", []*ir.Tensor{x, i8, ir.NewTensor(ir.Float32, []int64{2})}, "f32[3]", false},
 		{"inner dims", []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 64}), q8}, "inner dims differ", false},
 		{"scalar input", []*ir.Tensor{ir.NewTensor(ir.Float32, nil), q8}, "rank >= 1", false},

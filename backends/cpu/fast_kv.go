@@ -1,0 +1,367 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
+)
+
+// The KV-cache ops of decoder graphs (ir/ops.go): KVCacheUpdate writes the
+// new rows into the cache in place (the planned executor binds its output
+// to the input tensor: slotAlias), KVAttention attends over the cache up to
+// each query's position, reading f16 and Q8_0 caches a tile of rows at a
+// time, widened to f32 in scratch.
+
+func init() {
+	registerIntoFirst(buildKVCacheUpdate, "KVCacheUpdate")
+	registerIntoFirst(buildKVAttention, "KVAttention")
+}
+
+// kvCacheOK reports whether a is a rank-4 cache of a supported dtype.
+func kvCacheOK(a arg) bool {
+	if !a.ok || len(a.shape) != 4 {
+		return false
+	}
+	switch a.dt {
+	case ir.Float32, ir.Float16:
+		return true
+	case ir.Q8_0:
+		return a.shape[3]%int64(ir.Q8_0.BlockSize()) == 0
+	}
+	return false
+}
+
+// kvPositions reads Positions [B, S] and checks every entry against the
+// capacity P.
+func kvPositions(t *ir.Tensor, P int) ([]int64, error) {
+	var ps []int64
+	if len(t.Data) >= 8 && aligned(t) {
+		ps = unsafe.Slice((*int64)(unsafe.Pointer(&t.Data[0])), len(t.Data)/8)
+	} else {
+		ps = t.Int64s()
+	}
+	for i, p := range ps {
+		if p < 0 || p >= int64(P) {
+			return nil, fmt.Errorf("position %d (entry %d of Positions) is outside the cache of %d", p, i, P)
+		}
+	}
+	return ps, nil
+}
+
+// buildKVCacheUpdate stores the S new rows of every kv head at their
+// positions, in the cache's dtype, in place. Single-threaded: a decode step
+// writes Hkv·D elements.
+func buildKVCacheUpdate(s *nodeSpec) intoKernel {
+	c, nw, pos, y := s.input(0), s.input(1), s.input(2), s.out[0]
+	if len(s.in) != 3 || len(s.out) != 1 || !kvCacheOK(c) || !nw.ok || nw.dt != ir.Float32 || len(nw.shape) != 4 ||
+		!pos.ok || pos.dt != ir.Int64 || y.dt != c.dt || !sameShape(y.shape, c.shape) {
+		return nil
+	}
+	B, H, P, D, S := int(c.shape[0]), int(c.shape[1]), int(c.shape[2]), int(c.shape[3]), int(nw.shape[2])
+	if !sameShape(nw.shape, []int64{int64(B), int64(H), int64(S), int64(D)}) || !sameShape(pos.shape, []int64{int64(B), int64(S)}) {
+		return nil
+	}
+	dt := c.dt
+	rb := int(dt.Bytes(int64(D)))
+	return func(in, out []*ir.Tensor, _ []byte) error {
+		ps, err := kvPositions(in[2], P)
+		if err != nil {
+			return err
+		}
+		cache, src := in[0].Data, in[1].Float32s()
+		for b := 0; b < B; b++ {
+			for si := 0; si < S; si++ {
+				p := int(ps[b*S+si])
+				for h := 0; h < H; h++ {
+					x := src[((b*H+h)*S+si)*D : ((b*H+h)*S+si+1)*D]
+					at := ((b*H+h)*P + p) * rb
+					storeKVRow(dt, cache[at:at+rb], x)
+				}
+			}
+		}
+		if out[0] != in[0] {
+			copy(out[0].Data, cache) // not bound in place (e.g. a graph output)
+		}
+		return nil
+	}
+}
+
+// u16View views bytes as little-endian uint16s (the cache data is
+// aligned: NewTensor's, or a planned buffer).
+func u16View(b []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}
+
+// storeKVRow writes x into one cache row of dtype dt.
+func storeKVRow(dt ir.DType, dst []byte, x []float32) {
+	switch dt {
+	case ir.Float32:
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(x)), x)
+	case ir.Float16:
+		h := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[0])), len(x))
+		for i, v := range x {
+			h[i] = ir.F32ToF16(v)
+		}
+	default:
+		_ = quant.QuantizeRow(dt, dst, x) // the builder checked dtype and size
+	}
+}
+
+// loadKVRows widens n cache rows of d elements (dtype dt) at src into dst.
+func loadKVRows(dt ir.DType, dst []float32, src []byte, n, d int) {
+	switch dt {
+	case ir.Float32:
+		copy(dst[:n*d], unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), n*d))
+	case ir.Float16:
+		h := unsafe.Slice((*uint16)(unsafe.Pointer(&src[0])), n*d)
+		dst = dst[:n*d]
+		for i, v := range h {
+			dst[i] = ir.F16ToF32(v)
+		}
+	default:
+		// Q8_0: blocks of a 2-byte f16 scale and 32 int8 codes.
+		const bs, bb = 32, 34
+		nb := n * d / bs
+		src = src[:nb*bb]
+		dst = dst[:nb*bs]
+		for b := 0; b < nb; b++ {
+			blk := src[b*bb : b*bb+bb]
+			sc := ir.F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+			o := dst[b*bs : b*bs+bs]
+			for i := range o {
+				o[i] = sc * float32(int8(blk[2+i]))
+			}
+		}
+	}
+}
+
+// kvTile is the number of cache rows KVAttention widens at a time.
+const kvTile = 32
+
+// minKVParallel is the multiply-adds below which KVAttention stays on the
+// calling goroutine (a pool dispatch costs more than it saves).
+const minKVParallel = 1 << 15
+
+// buildKVAttention computes each (batch, head) as one task: the cache rows
+// up to the largest position of its queries, a tile at a time (widened to
+// f32 unless the cache is f32), with an online softmax per query (running
+// maximum and sum, float32 accumulators).
+func buildKVAttention(s *nodeSpec) intoKernel {
+	q, k, v, pos, y := s.input(0), s.input(1), s.input(2), s.input(3), s.out[0]
+	if len(s.in) != 4 || len(s.out) != 1 || !q.ok || q.dt != ir.Float32 || len(q.shape) != 4 || !kvCacheOK(k) || !kvCacheOK(v) ||
+		k.dt != v.dt || !pos.ok || pos.dt != ir.Int64 || y.dt != ir.Float32 {
+		return nil
+	}
+	B, H, S, D := int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(q.shape[3])
+	Hkv, P, Dv := int(k.shape[1]), int(k.shape[2]), int(v.shape[3])
+	if int(k.shape[0]) != B || int(k.shape[3]) != D || !sameShape(v.shape, []int64{int64(B), int64(Hkv), int64(P), int64(Dv)}) ||
+		Hkv == 0 || H%Hkv != 0 || !sameShape(pos.shape, []int64{int64(B), int64(S)}) ||
+		!sameShape(y.shape, []int64{int64(B), int64(H), int64(S), int64(Dv)}) {
+		return nil
+	}
+	j := kvAttnJob{B: B, H: H, Hkv: Hkv, S: S, D: D, Dv: Dv, P: P, dt: k.dt}
+	j.scale = float32(1 / math.Sqrt(float64(D)))
+	if s.n.Has("scale") {
+		j.scale = s.n.AttrFloat("scale", 0)
+	}
+	// Per worker: the K and V tiles (Q8_0 only), the tile's scores, and
+	// per query its running maximum, sum and Dv accumulators.
+	var l layout
+	if j.dt == ir.Q8_0 {
+		j.kOff, j.vOff = l.add(kvTile*D), l.add(kvTile*Dv)
+	}
+	j.scOff, j.stOff = l.add(kvTile), l.add(S*(Dv+2))
+	j.per = l.n
+	workers := s.pool.Workers()
+	s.scratch = workers * j.per * 4
+	pool := s.pool
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		ps, err := kvPositions(in[3], P)
+		if err != nil {
+			return err
+		}
+		job := kvAttnJobs.Get().(*kvAttnJob)
+		*job = j
+		job.q, job.k, job.v, job.y, job.pos = in[0].Float32s(), in[1].Data, in[2].Data, out[0].Float32s(), ps
+		switch j.dt {
+		case ir.Float32:
+			job.kf, job.vf = in[1].Float32s(), in[2].Float32s()
+		case ir.Float16:
+			job.kh, job.vh = u16View(in[1].Data), u16View(in[2].Data)
+		}
+		// Work: every query reads the rows up to its position.
+		macs := 0
+		for _, p := range ps {
+			macs += int(p+1) * (D + Dv)
+		}
+		macs *= H
+		if macs < minKVParallel || workers == 1 {
+			job.buf = f32View(scratch, j.per)
+			for t := 0; t < B*H; t++ {
+				job.Task(0, t)
+			}
+		} else {
+			job.buf = f32View(scratch, workers*j.per)
+			pool.RunTasks(B*H, job)
+		}
+		*job = kvAttnJob{}
+		kvAttnJobs.Put(job)
+		return nil
+	}
+}
+
+// kvAttnJob is one KVAttention run; task t is head t%H of batch t/H.
+type kvAttnJob struct {
+	B, H, Hkv, S, D, Dv, P        int
+	dt                            ir.DType
+	scale                         float32
+	kOff, vOff, scOff, stOff, per int
+	q, y                          []float32
+	k, v                          []byte    // the caches
+	kf, vf                        []float32 // f32 caches, viewed
+	kh, vh                        []uint16  // f16 caches, viewed
+	pos                           []int64
+	buf                           []float32
+}
+
+var kvAttnJobs = sync.Pool{New: func() any { return new(kvAttnJob) }}
+
+// Task computes every query of one head: the cache rows up to the largest
+// position, a tile at a time; f32 and f16 rows are read where they lie
+// (f16 widened in registers), Q8_0 tiles are widened into scratch first.
+func (j *kvAttnJob) Task(w, t int) {
+	b, h := t/j.H, t%j.H
+	S, D, Dv, P := j.S, j.D, j.Dv, j.P
+	kvh := b*j.Hkv + h/(j.H/j.Hkv)
+	buf := j.buf[w*j.per : (w+1)*j.per]
+	scores := buf[j.scOff : j.scOff+kvTile]
+	st := buf[j.stOff : j.stOff+S*(Dv+2)]
+	last := int64(0)
+	for s := 0; s < S; s++ {
+		st[s*(Dv+2)] = float32(math.Inf(-1)) // running maximum
+		st[s*(Dv+2)+1] = 0                   // running sum
+		clear(st[s*(Dv+2)+2 : (s+1)*(Dv+2)])
+		last = max(last, j.pos[b*S+s])
+	}
+	half := j.dt == ir.Float16
+	krb, vrb := int(j.dt.Bytes(int64(D))), int(j.dt.Bytes(int64(Dv)))
+	for j0 := 0; j0 <= int(last); j0 += kvTile {
+		n := min(kvTile, int(last)+1-j0)
+		var kt, vt []float32
+		var kh, vh []uint16
+		switch j.dt {
+		case ir.Float32:
+			kt = j.kf[(kvh*P+j0)*D : (kvh*P+j0+n)*D]
+			vt = j.vf[(kvh*P+j0)*Dv : (kvh*P+j0+n)*Dv]
+		case ir.Float16:
+			kh = j.kh[(kvh*P+j0)*D : (kvh*P+j0+n)*D]
+			vh = j.vh[(kvh*P+j0)*Dv : (kvh*P+j0+n)*Dv]
+		default:
+			kt, vt = buf[j.kOff:j.kOff+n*D], buf[j.vOff:j.vOff+n*Dv]
+			loadKVRows(j.dt, kt, j.k[(kvh*P+j0)*krb:], n, D)
+			loadKVRows(j.dt, vt, j.v[(kvh*P+j0)*vrb:], n, Dv)
+		}
+		for s := 0; s < S; s++ {
+			p := int(j.pos[b*S+s])
+			if p < j0 {
+				continue
+			}
+			m := min(n, p+1-j0) // keys of this tile the query sees
+			row := (b*j.H+h)*S + s
+			qi := j.q[row*D : (row+1)*D]
+			mx := float32(math.Inf(-1))
+			for c := 0; c < m; c++ {
+				var sc float32
+				if half {
+					sc = dotKVHalf(qi, kh[c*D:(c+1)*D])
+				} else {
+					sc = dotKV(qi, kt[c*D:(c+1)*D])
+				}
+				sc *= j.scale
+				scores[c] = sc
+				mx = max(mx, sc)
+			}
+			state := st[s*(Dv+2) : (s+1)*(Dv+2)]
+			acc := state[2:]
+			if mx > state[0] {
+				corr := expKV(state[0] - mx)
+				state[0] = mx
+				state[1] *= corr
+				for i := range acc {
+					acc[i] *= corr
+				}
+			}
+			mx = state[0]
+			sum := state[1]
+			for c := 0; c < m; c++ {
+				wgt := expKV(scores[c] - mx)
+				sum += wgt
+				if half {
+					axpyKVHalf(acc, wgt, vh[c*Dv:(c+1)*Dv])
+				} else {
+					axpyKV(acc, wgt, vt[c*Dv:(c+1)*Dv])
+				}
+			}
+			state[1] = sum
+		}
+	}
+	for s := 0; s < S; s++ {
+		state := st[s*(Dv+2) : (s+1)*(Dv+2)]
+		row := (b*j.H+h)*S + s
+		yo := j.y[row*Dv : (row+1)*Dv]
+		inv := 1 / state[1]
+		for i, a := range state[2:] {
+			yo[i] = a * inv
+		}
+	}
+}
+
+// expKV is e^x for the softmax (x ≤ 0; −inf gives 0).
+func expKV(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// dotKVGo is a·b with four partial sums (len(b) ≥ len(a)).
+func dotKVGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotKVHalfGo is a·b with b f16 bits.
+func dotKVHalfGo(a []float32, b []uint16) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, x := range a {
+		s += x * ir.F16ToF32(b[i])
+	}
+	return s
+}
+
+// axpyKVGo is y += a·x.
+func axpyKVGo(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// axpyKVHalfGo is y += a·x with x f16 bits.
+func axpyKVHalfGo(y []float32, a float32, x []uint16) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * ir.F16ToF32(x[i])
+	}
+}

@@ -1,0 +1,173 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
+)
+
+// kvStore returns x stored in a cache dtype (f16 rounded, q8_0 quantized
+// by ir/quant's codec, row by row of the last dim).
+func kvStore(t *testing.T, dt ir.DType, x *ir.Tensor) *ir.Tensor {
+	if dt == ir.Float32 {
+		return x.Clone()
+	}
+	out := ir.NewTensor(dt, x.Shape)
+	d := int(x.Shape[len(x.Shape)-1])
+	rb := int(dt.Bytes(int64(d)))
+	src := x.Float32s()
+	for r := 0; r < len(src)/d; r++ {
+		if dt == ir.Float16 {
+			for i, v := range src[r*d : (r+1)*d] {
+				h := ir.F32ToF16(v)
+				out.Data[r*rb+2*i], out.Data[r*rb+2*i+1] = byte(h), byte(h>>8)
+			}
+			continue
+		}
+		require.NoError(t, quant.QuantizeRow(dt, out.Data[r*rb:(r+1)*rb], src[r*d:(r+1)*d]))
+	}
+	return out
+}
+
+// TestKVCacheUpdateMatchesReference: the fast update writes the same bytes
+// as the reference, in place (output bound to the input) and into a
+// separate output.
+func TestKVCacheUpdateMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
+		for _, S := range []int64{1, 5} {
+			c := kvStore(t, dt, randF32(r, 1, 3, 16, 64))
+			nw := randF32(r, 1, 3, S, 64)
+			ps := make([]int64, S)
+			for i := range ps {
+				ps[i] = int64(3 + 2*i)
+			}
+			pos := ir.FromInt64([]int64{1, S}, ps)
+			want := c.Clone()
+			refRun(t, node("KVCacheUpdate", nil, []*ir.Tensor{want, nw, pos}), []*ir.Tensor{want, nw, pos})
+			for _, inPlace := range []bool{true, false} {
+				cc := c.Clone()
+				out := cc
+				if !inPlace {
+					out = ir.NewTensor(dt, c.Shape)
+				}
+				in := []*ir.Tensor{cc, nw, pos}
+				k, err := buildIntoForTest(node("KVCacheUpdate", nil, in), in, []*ir.Tensor{out}, nil)
+				require.NoError(t, err)
+				require.NotNil(t, k)
+				require.NoError(t, k(in, []*ir.Tensor{out}))
+				require.Equal(t, want.Data, cc.Data, "%v S=%d in place %v: the input", dt, S, inPlace)
+				require.Equal(t, want.Data, out.Data, "%v S=%d in place %v: the output", dt, S, inPlace)
+			}
+			bp := make([]int64, S)
+			bp[0] = 16
+			bad := ir.FromInt64([]int64{1, S}, bp)
+			in := []*ir.Tensor{c.Clone(), nw, bad}
+			k, err := buildIntoForTest(node("KVCacheUpdate", nil, in), in, []*ir.Tensor{in[0]}, nil)
+			require.NoError(t, err)
+			require.ErrorContains(t, k(in, []*ir.Tensor{in[0]}), "outside the cache of 16")
+		}
+	}
+}
+
+// TestKVAttentionMatchesReference compares the fast KVAttention with the
+// reference over cache dtypes, grouped-query heads, decode (one query) and
+// prefill (several, at increasing positions), small (single-threaded) and
+// large (pool) work, and several tiles.
+func TestKVAttentionMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
+		for _, tc := range []struct {
+			B, H, Hkv, S, P, D int64
+			first              int64
+		}{
+			{1, 4, 2, 1, 8, 32, 5},
+			{1, 12, 12, 1, 256, 64, 200},
+			{1, 8, 2, 1, 100, 32, 99},
+			{1, 4, 4, 7, 96, 64, 60},
+			{2, 4, 1, 3, 64, 32, 0},
+			{1, 2, 1, 2, 40, 12, 30}, // a head size with a remainder past the SIMD width
+		} {
+			if dt == ir.Q8_0 && tc.D%32 != 0 {
+				continue
+			}
+			q := randF32(r, tc.B, tc.H, tc.S, tc.D)
+			k := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+			v := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+			ps := make([]int64, tc.B*tc.S)
+			for i := range ps {
+				ps[i] = min(tc.P-1, tc.first+int64(i)%tc.S+int64(i)/tc.S)
+			}
+			in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{tc.B, tc.S}, ps)}
+			runIntoCase(t, intoCase{op: "KVAttention", in: in, tol: 2e-5})
+		}
+	}
+}
+
+// TestFastLLMOpsMatchReference compares the RMSNormalization and
+// RotaryEmbedding into kernels with the reference kernels.
+func TestFastLLMOpsMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var cases []intoCase
+	for _, sh := range [][2][]int64{{{1, 1, 768}, {768}}, {{1, 5, 64}, {1, 64}}, {{3, 7}, {7}}} {
+		cases = append(cases, intoCase{name: fmt.Sprint("rms", sh), op: "RMSNormalization", in: []*ir.Tensor{randF32(r, sh[0]...), randF32(r, sh[1]...)},
+			attrs: []ir.AttrOption{ir.Float("epsilon", 1e-6)}})
+	}
+	for _, tc := range []struct {
+		B, H, S, D, R, P int64
+		inter            int64
+	}{{1, 4, 1, 16, 0, 10, 1}, {1, 2, 3, 16, 8, 10, 0}, {2, 3, 2, 8, 8, 6, 1}, {1, 2, 2, 12, 0, 5, 0}} {
+		R := tc.R
+		if R == 0 {
+			R = tc.D
+		}
+		ps := make([]int64, tc.B*tc.S)
+		for i := range ps {
+			ps[i] = int64(r.IntN(int(tc.P)))
+		}
+		cases = append(cases, intoCase{name: fmt.Sprintf("rope%+v", tc), op: "RotaryEmbedding",
+			in:    []*ir.Tensor{randF32(r, tc.B, tc.H, tc.S, tc.D), randF32(r, tc.P, R/2), randF32(r, tc.P, R/2), ir.FromInt64([]int64{tc.B, tc.S}, ps)},
+			attrs: []ir.AttrOption{ir.Int("interleaved", tc.inter), ir.Int("rotary_embedding_dim", tc.R)}})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runIntoCase(t, tc) })
+	}
+	// A position outside the caches is an error.
+	in := []*ir.Tensor{randF32(r, 1, 1, 1, 4), randF32(r, 3, 2), randF32(r, 3, 2), ir.FromInt64([]int64{1, 1}, []int64{3})}
+	out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 1, 1, 4})}
+	k, err := buildIntoForTest(node("RotaryEmbedding", nil, in), in, out, nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, k(in, out), "outside")
+}
+
+// TestQGatherMatchesReference: the QGather into kernel decodes the same
+// rows as the reference, for kept table formats; a bad index is an error.
+func TestQGatherMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0, ir.Float16, ir.BFloat16} {
+		var tab *ir.Tensor
+		if dt == ir.BFloat16 {
+			tab = ir.NewTensor(dt, []int64{10, 64})
+			for i := range tab.Data {
+				tab.Data[i] = byte(r.Uint32())
+			}
+			for i := 1; i < len(tab.Data); i += 2 {
+				tab.Data[i] &= 0x3f // finite values
+			}
+		} else {
+			tab = kvStore(t, dt, randF32(r, 10, 64))
+		}
+		idx := ir.FromInt64([]int64{1, 3}, []int64{9, 0, 4})
+		runIntoCase(t, intoCase{op: "QGather", in: []*ir.Tensor{tab, idx}, consts: []bool{true}})
+		in := []*ir.Tensor{tab, ir.FromInt64([]int64{1}, []int64{10})}
+		out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 64})}
+		k, err := buildIntoForTest(node("QGather", nil, in), in, out, []bool{true})
+		require.NoError(t, err)
+		require.ErrorContains(t, k(in, out), "outside")
+	}
+}

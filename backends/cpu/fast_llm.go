@@ -1,0 +1,152 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/ir/quant"
+)
+
+// The small per-token ops of decoder graphs (frontend/llama), as into
+// kernels so that a decode or prefill step allocates nothing: f32
+// RMSNormalization over the last axis, f32 RotaryEmbedding and QGather
+// (the token embedding kept in its stored format). They run on
+// the calling goroutine (a decode step's rows are far too small to split),
+// accumulate in float64 and round once, as the reference kernels do.
+
+func init() {
+	registerIntoFirst(buildFastRMSNorm, "RMSNormalization")
+	registerIntoFirst(buildFastRope, "RotaryEmbedding")
+	registerIntoFirst(buildQGather, "QGather")
+}
+
+// buildQGather decodes the table rows the indices name (QGather: a token
+// embedding kept in its stored format) straight into the output.
+func buildQGather(s *nodeSpec) intoKernel {
+	t, idx, y := s.input(0), s.input(1), s.out[0]
+	if len(s.in) != 2 || len(s.out) != 1 || !t.ok || !idx.ok || idx.dt != ir.Int64 || y.dt != ir.Float32 || len(t.shape) != 2 ||
+		t.dt == ir.Float32 || !quant.Decodable(t.dt) || !sameShape(y.shape, append(append([]int64{}, idx.shape...), t.shape[1])) {
+		return nil
+	}
+	V, D := int(t.shape[0]), int(t.shape[1])
+	rb := int(t.dt.Bytes(int64(D)))
+	dt := t.dt
+	return func(in, out []*ir.Tensor, _ []byte) error {
+		tab, ys := in[0].Data, out[0].Float32s()
+		if len(tab) != V*rb {
+			return fmt.Errorf("QGather table has %d bytes, want %d rows of %d", len(tab), V, rb)
+		}
+		var ps []int64
+		if pt := in[1]; len(pt.Data) >= 8 && aligned(pt) {
+			ps = unsafe.Slice((*int64)(unsafe.Pointer(&pt.Data[0])), len(pt.Data)/8)
+		} else {
+			ps = pt.Int64s()
+		}
+		for i, r := range ps {
+			if r < 0 || r >= int64(V) {
+				return fmt.Errorf("index %d (element %d of Indices) is outside the table's %d rows", r, i, V)
+			}
+			if err := quant.DecodeRow(dt, ys[i*D:(i+1)*D], tab[int(r)*rb:int(r+1)*rb]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// buildFastRMSNorm handles f32 RMSNormalization whose axis is the last one
+// and whose Scale is one row of the last dim (any leading 1s).
+func buildFastRMSNorm(s *nodeSpec) intoKernel {
+	x, sc, y := s.input(0), s.input(1), s.out[0]
+	if len(s.in) != 2 || len(s.out) != 1 || !allF32(x, sc, y) || len(x.shape) == 0 || !sameShape(x.shape, y.shape) {
+		return nil
+	}
+	r := len(x.shape)
+	if a := s.n.AttrInt("axis", -1); a != -1 && a != int64(r-1) {
+		return nil
+	}
+	cols := int(x.shape[r-1])
+	if ir.NumElements(sc.shape) != int64(cols) || len(sc.shape) == 0 || sc.shape[len(sc.shape)-1] != int64(cols) || len(sc.shape) > r {
+		return nil
+	}
+	rows := int(ir.NumElements(x.shape)) / max(cols, 1)
+	eps := float64(s.n.AttrFloat("epsilon", 1e-5))
+	return func(in, out []*ir.Tensor, _ []byte) error {
+		xs, ss, ys := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+		for i := 0; i < rows; i++ {
+			row, yr := xs[i*cols:(i+1)*cols], ys[i*cols:(i+1)*cols]
+			var s0, s1 float64
+			c := 0
+			for ; c+2 <= cols; c += 2 {
+				a, b := float64(row[c]), float64(row[c+1])
+				s0 += a * a
+				s1 += b * b
+			}
+			for ; c < cols; c++ {
+				s0 += float64(row[c]) * float64(row[c])
+			}
+			rms := math.Sqrt((s0+s1)/float64(cols) + eps)
+			for c, v := range row {
+				yr[c] = float32(float64(v) / rms * float64(ss[c]))
+			}
+		}
+		return nil
+	}
+}
+
+// buildFastRope handles f32 RotaryEmbedding on [B, H, S, D] with position
+// ids.
+func buildFastRope(s *nodeSpec) intoKernel {
+	x, cs, sn, pos, y := s.input(0), s.input(1), s.input(2), s.input(3), s.out[0]
+	if len(s.in) != 4 || len(s.out) != 1 || !allF32(x, cs, sn, y) || !pos.ok || pos.dt != ir.Int64 || len(x.shape) != 4 || !sameShape(x.shape, y.shape) {
+		return nil
+	}
+	B, H, S, D := int(x.shape[0]), int(x.shape[1]), int(x.shape[2]), int(x.shape[3])
+	R := int(s.n.AttrInt("rotary_embedding_dim", 0))
+	if R == 0 {
+		R = D
+	}
+	half := R / 2
+	inter := s.n.AttrInt("interleaved", 0)
+	if R < 0 || R > D || R%2 != 0 || (inter != 0 && inter != 1) || len(cs.shape) != 2 || int(cs.shape[1]) != half ||
+		!sameShape(cs.shape, sn.shape) || !sameShape(pos.shape, []int64{int64(B), int64(S)}) {
+		return nil
+	}
+	maxPos := int(cs.shape[0])
+	return func(in, out []*ir.Tensor, _ []byte) error {
+		xs, cos, sin, ys := in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out[0].Float32s()
+		var ps []int64
+		if pt := in[3]; len(pt.Data) >= 8 && aligned(pt) {
+			ps = unsafe.Slice((*int64)(unsafe.Pointer(&pt.Data[0])), len(pt.Data)/8)
+		} else {
+			ps = pt.Int64s()
+		}
+		for b := 0; b < B; b++ {
+			for si := 0; si < S; si++ {
+				p := int(ps[b*S+si])
+				if p < 0 || p >= maxPos {
+					return fmt.Errorf("position_ids[%d, %d] = %d is outside the caches' %d positions", b, si, p, maxPos)
+				}
+				c, sv := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
+				for h := 0; h < H; h++ {
+					base := ((b*H+h)*S + si) * D
+					xr, yr := xs[base:base+D], ys[base:base+D]
+					for i := 0; i < half; i++ {
+						i1, i2 := i, i+half
+						if inter == 1 {
+							i1, i2 = 2*i, 2*i+1
+						}
+						x1, x2 := float64(xr[i1]), float64(xr[i2])
+						cc, ss := float64(c[i]), float64(sv[i])
+						yr[i1] = float32(x1*cc - x2*ss)
+						yr[i2] = float32(x2*cc + x1*ss)
+					}
+					copy(yr[R:], xr[R:])
+				}
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,55 @@
+//go:build !noasm
+
+package kernels
+
+//go:noescape
+func convEpi512(dst, src, z *float32, n int, bias float32, flags int)
+
+//go:noescape
+func convCompactRow512(dst, src, z *float32, segs *int, nseg int, bias float32, flags int)
+
+// convCompactArch runs ConvCompactRow in assembly where the level has it.
+func convCompactArch(dst, src, z []float32, segs []int, bias float32, relu bool) bool {
+	if CurrentISA() < AVX512 || len(segs) == 0 {
+		return false
+	}
+	flags := 0
+	zp := &dst[0] // never read without flags&1
+	if z != nil {
+		flags, zp = 1, &z[0]
+	}
+	if relu {
+		flags |= 2
+	}
+	convCompactRow512(&dst[0], &src[0], zp, &segs[0], len(segs)/3, bias, flags)
+	return true
+}
+
+// convKernel returns the assembly implicit-GEMM kernel for the ISA level,
+// panel width and row count, or nil.
+func convKernel(isa ISA, nr, mr int) func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int) {
+	switch {
+	case isa >= AVX512 && nr == 32 && mr < len(conv512Kernels):
+		return conv512Kernels[mr]
+	case isa >= AVX2 && nr == 16 && mr < len(conv256Kernels):
+		return conv256Kernels[mr]
+	}
+	return nil
+}
+
+// convEpiArch runs the epilogue in assembly where the level has it.
+func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
+	if isa < AVX512 || len(dst) == 0 {
+		return false
+	}
+	flags := 0
+	var zp *float32
+	if z != nil {
+		flags, zp = 1, &z[0]
+	}
+	if relu {
+		flags |= 2
+	}
+	convEpi512(&dst[0], &src[0], zp, len(dst), bias, flags)
+	return true
+}

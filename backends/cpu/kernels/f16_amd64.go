@@ -1,0 +1,72 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// The half-weight micro-kernels (f16_amd64.s). k is a multiple of 16
+// (AVX-512) or 8 (AVX2); w holds four weight row pointers, x one (gemv) or
+// four (gemm; the AVX2 gemm reads two) activation row pointers.
+
+//go:noescape
+func hgemvF16AVX512(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+
+//go:noescape
+func hgemvBF16AVX512(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+
+//go:noescape
+func hgemmF16AVX512(k int, w *[4]unsafe.Pointer, x *[4]*float32, out *[16]float32)
+
+//go:noescape
+func hgemmBF16AVX512(k int, w *[4]unsafe.Pointer, x *[4]*float32, out *[16]float32)
+
+//go:noescape
+func hgemvF16AVX2(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+
+//go:noescape
+func hgemvBF16AVX2(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+
+//go:noescape
+func hgemmF16AVX2(k int, w *[4]unsafe.Pointer, x *[4]*float32, out *[16]float32)
+
+//go:noescape
+func hgemmBF16AVX2(k int, w *[4]unsafe.Pointer, x *[4]*float32, out *[16]float32)
+
+// halfKernelsFor returns the micro-kernels for the weight type and ISA
+// level; the zero value (no gemv) selects the generic Go path.
+func halfKernelsFor(dt ir.DType, isa ISA) halfKernels {
+	bf := dt == ir.BFloat16
+	switch {
+	case isa >= AVX512 && bf:
+		return halfKernels{gemv: hgemvBF16AVX512, gemm: hgemmBF16AVX512, mr: 4, step: 16}
+	case isa >= AVX512:
+		return halfKernels{gemv: hgemvF16AVX512, gemm: hgemmF16AVX512, mr: 4, step: 16}
+	case isa >= AVX2 && bf:
+		return halfKernels{gemv: hgemvBF16AVX2, gemm: hgemmBF16AVX2, mr: 2, step: 8}
+	case isa >= AVX2:
+		return halfKernels{gemv: hgemvF16AVX2, gemm: hgemmF16AVX2, mr: 2, step: 8}
+	}
+	return halfKernels{}
+}
+
+//go:noescape
+func hpackF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, dst *float32)
+
+//go:noescape
+func hpackBF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, dst *float32)
+
+// halfPackFor returns the panel packer for the GEMM over f32 micro-kernels
+// (AVX-512 only, whose panels are 32 wide), or nil.
+func halfPackFor(dt ir.DType, isa ISA) halfPack {
+	switch {
+	case isa < AVX512:
+		return nil
+	case dt == ir.BFloat16:
+		return hpackBF16AVX512
+	}
+	return hpackF16AVX512
+}

@@ -1,0 +1,156 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Grouped Q4_0 row dot products: four 18-byte weight blocks (72 bytes) at
+// a time against a q4_0 group layout of one activation row (qlay.go: per
+// group the activations of the low and of the high nibbles, the
+// activation scales and the -8 offset bias).
+//
+// Registers: SI weights, DI layout records, CX groups left.
+
+// GROUPI is one group with AVX-512 VBMI + VNNI on the interleaved layout
+// (qlay.go): lane j of every vector belongs to block j%4. The group's 72
+// bytes start at byte r of t1 ‖ t2 (two consecutive 64-byte loads); with
+// idxS/idxC the index tables for r, VPERMT2B pulls the four f16 scales into
+// words j (block j%4) of Z3 and the code bytes into dwords j (block j%4,
+// bytes 4(j/4)..+3) of t1, which it overwrites. The nibbles are split with
+// one shift and two masks (Z29 = 0x0F bytes); VPDPBUSD accumulates both
+// halves onto the bias (4 int32 per group, broadcast); one convert, one
+// multiply by the activation scales (4 floats, broadcast), one FMA.
+#define GROUPI(t1, t2, idxS, idxC, loff, acc) \
+	VMOVDQA64 t1, Z3 \
+	VPERMT2B t2, idxS, Z3 \
+	VPERMT2B t2, idxC, t1 \
+	VPSRLW $4, t1, Z4 \
+	VPANDD Z29, t1, t1 \
+	VPANDD Z29, Z4, Z4 \
+	VBROADCASTI32X4 loff+144(DI), Z5 \
+	VPDPBUSD loff(DI), t1, Z5 \
+	VPDPBUSD loff+64(DI), Z4, Z5 \
+	VCVTDQ2PS Z5, Z5 \
+	VCVTPH2PS Y3, Z3 \
+	VBROADCASTF32X4 loff+128(DI), Z6 \
+	VMULPS Z6, Z3, Z3 \
+	VFMADD231PS Z5, Z3, acc
+
+// func dotQ4G512(ng int, w *byte, lay *byte) float32
+//
+// Two groups (144 bytes, three loads) per iteration while at least three
+// groups are left, so that the third load stays inside the row; the last
+// one or two groups load their final bytes with a byte mask. Z24/Z25 are
+// the scale/code indices for a group at byte 0 of its loads, Z26/Z27 for
+// one at byte 8.
+TEXT ·dotQ4G512(SB), NOSPLIT, $0-28
+	MOVQ ng+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ lay+16(FP), DI
+	VMOVDQU64 ·q4gIdx+0(SB), Z24
+	VMOVDQU64 ·q4gIdx+64(SB), Z25
+	VMOVDQU64 ·q4gIdx+128(SB), Z26
+	VMOVDQU64 ·q4gIdx+192(SB), Z27
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z29
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	CMPQ CX, $3
+	JLT q4g512_tail
+q4g512_loop:
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z7
+	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	ADDQ $144, SI
+	ADDQ $320, DI
+	SUBQ $2, CX
+	CMPQ CX, $3
+	JGE q4g512_loop
+q4g512_tail:
+	CMPQ CX, $1
+	JLT q4g512_done
+	JEQ q4g512_one
+	// Two groups: bytes 128..143 of the third load.
+	MOVQ $0xFFFF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU8.Z 128(SI), K1, Z7
+	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	JMP q4g512_done
+q4g512_one:
+	// One group: bytes 64..71 of the second load.
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU8.Z 64(SI), K1, Z2
+	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
+q4g512_done:
+	VADDPS Z17, Z16, Z16
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y16, Y1
+	VEXTRACTF128 $1, Y1, X0
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// PAIR2 is two blocks with AVX2: block i's 16 code bytes into lane i, the
+// nibbles split as above, VPMADDUBSW per half (pair sums ≤ 2·15·127 fit
+// int16), the halves added, VPMADDWD by ones (Y14) to int32, plus the
+// bias; the two f16 scales go to words 0..3 and 4..7 of X6 by two
+// broadcasts and a blend. Y15 = 0x0F bytes.
+#define PAIR2(woff, loff, acc) \
+	VMOVDQU woff+2(SI), X1 \
+	VINSERTI128 $1, woff+20(SI), Y1, Y1 \
+	VPSRLW $4, Y1, Y2 \
+	VPAND Y15, Y1, Y1 \
+	VPAND Y15, Y2, Y2 \
+	VPMADDUBSW loff(DI), Y1, Y1 \
+	VPMADDUBSW loff+64(DI), Y2, Y2 \
+	VPADDW Y2, Y1, Y1 \
+	VPMADDWD Y14, Y1, Y1 \
+	VPADDD loff+192(DI), Y1, Y1 \
+	VCVTDQ2PS Y1, Y1 \
+	VPBROADCASTW woff(SI), X6 \
+	VPBROADCASTW woff+18(SI), X7 \
+	VPBLENDD $0x0C, X7, X6, X6 \
+	VCVTPH2PS X6, Y6 \
+	VMULPS loff+128(DI), Y6, Y6 \
+	VFMADD231PS Y6, Y1, acc
+
+// func dotQ4GAVX2(ng int, w *byte, lay *byte) float32
+TEXT ·dotQ4GAVX2(SB), NOSPLIT, $0-28
+	MOVQ ng+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ lay+16(FP), DI
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	TESTQ CX, CX
+	JEQ q4ga2_done
+q4ga2_loop:
+	PAIR2(0, 0, Y0)
+	PAIR2(36, 32, Y8)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ q4ga2_loop
+q4ga2_done:
+	VADDPS Y8, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

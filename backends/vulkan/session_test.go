@@ -1,0 +1,150 @@
+//go:build cgo
+
+package vulkan_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/vulkan"
+	"github.com/weftrt/weft/ir"
+)
+
+// TestSessionRunsInArenasAndCloses runs a plan on Vulkan through the
+// runtime: the session's run state holds one device arena, later runs
+// allocate no device memory (also with concurrent runs, each with its own
+// state), and Model.Close gives every buffer and command state back.
+func TestSessionRunsInArenasAndCloses(t *testing.T) {
+	vk := vulkanDevice(t)
+	_, live0, cmds0, ok := vulkan.MemoryStats(vk)
+	require.True(t, ok)
+	m, err := weft.New(mlp(t), weft.Options{Target: []string{"cpu", "vulkan"}, Place: []string{"*=vulkan"}})
+	require.NoError(t, err)
+	cpu, err := weft.New(mlp(t), weft.Options{Target: []string{"cpu"}})
+	require.NoError(t, err)
+	defer cpu.Close()
+	hasArena := false
+	for _, a := range m.Plan.Arenas {
+		hasArena = hasArena || a.Device == vk.Name()
+	}
+	require.True(t, hasArena, "the plan has an arena on %s:\n%s", vk.Name(), m.Plan.Text())
+
+	x := ir.NewTensor(ir.Float32, []int64{4, 16})
+	for i := range x.Float32s() {
+		x.Float32s()[i] = float32(math.Cos(float64(i) * 0.3))
+	}
+	want, err := cpu.Run(context.Background(), map[string]*ir.Tensor{"x": x})
+	require.NoError(t, err)
+	out := ir.NewTensor(ir.Float32, []int64{4, 8})
+	run := func() {
+		require.NoError(t, m.RunInto(context.Background(), []*ir.Tensor{x}, []*ir.Tensor{out}))
+		for i, w := range want["y"].Float32s() {
+			require.InDelta(t, w, out.Float32s()[i], 1e-5, "y[%d]", i)
+		}
+	}
+	run()
+	allocs, _, _, _ := vulkan.MemoryStats(vk)
+	for range 20 {
+		run()
+	}
+	after, _, _, _ := vulkan.MemoryStats(vk)
+	require.Equal(t, allocs, after, "20 runs after the first allocated device memory")
+
+	// Concurrent runs: each gets a run state (arena included) of its own.
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				got, err := m.Run(context.Background(), map[string]*ir.Tensor{"x": x})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for i, w := range want["y"].Float32s() {
+					if math.Abs(float64(w-got["y"].Float32s()[i])) > 1e-5 {
+						t.Errorf("y[%d]: got %v, want %v", i, got["y"].Float32s()[i], w)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	require.NoError(t, m.Close())
+	_, live, cmds, _ := vulkan.MemoryStats(vk)
+	require.Equal(t, live0, live, "device allocations still live after Close")
+	require.Equal(t, cmds0, cmds, "command states still live after Close")
+	_, err = m.Run(context.Background(), map[string]*ir.Tensor{"x": x})
+	require.ErrorContains(t, err, "closed")
+	require.NoError(t, m.Close(), "a second Close is a no-op")
+}
+
+// TestPlanFilePipelineCache: opening a compiled plan writes the Vulkan
+// pipeline cache beside it, and the next open loads it.
+func TestPlanFilePipelineCache(t *testing.T) {
+	vk := vulkanDevice(t)
+	require.Implements(t, (*backends.CacheFiler)(nil), vk)
+	opts := weft.Options{Target: []string{"cpu", "vulkan"}, Place: []string{"*=vulkan"}}
+	m, err := weft.New(mlp(t), opts)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "mlp.wplan")
+	require.NoError(t, weft.SavePlan(path, m.Plan, opts, "mlp"))
+	require.NoError(t, m.Close())
+	cache := vulkan.CachePath(path, vk.Name())
+	_, err = os.Stat(cache)
+	require.ErrorIs(t, err, os.ErrNotExist, "compiling in memory writes no cache")
+
+	first, err := weft.OpenPlan(path, weft.Options{})
+	require.NoError(t, err)
+	_, note, _ := vulkan.PipelineCache(vk)
+	require.Contains(t, note, "no pipeline cache")
+	require.NoError(t, first.Close())
+	st, err := os.Stat(cache)
+	require.NoError(t, err, "the first open saves the cache")
+	require.Positive(t, st.Size())
+
+	second, err := weft.OpenPlan(path, weft.Options{})
+	require.NoError(t, err)
+	defer second.Close()
+	loaded, note, _ := vulkan.PipelineCache(vk)
+	require.Contains(t, note, "loaded")
+	require.Positive(t, loaded, "the second open merges the saved cache")
+	t.Log(note)
+}
+
+// TestCapabilities: the device states its storage and arithmetic
+// precision through the plugin API.
+func TestCapabilities(t *testing.T) {
+	vk := vulkanDevice(t)
+	cr, ok := vk.(backends.CapabilityReporter)
+	require.True(t, ok)
+	c := cr.Capabilities()
+	info, q, _ := vulkan.DeviceInfo(vk)
+	require.Contains(t, c.Storage, ir.Float32)
+	require.Contains(t, c.Arith, ir.Float32)
+	require.Equal(t, q.F16Storage, contains(c.Storage, ir.Float16))
+	require.Equal(t, q.F16Arith, contains(c.Arith, ir.Float16))
+	require.Positive(t, c.MaxBufferBytes)
+	t.Logf("%s: storageBuffer16BitAccess %v, shaderFloat16 %v → storage %v, arithmetic %v, notes %v",
+		info.Name, info.Storage16Bit, info.ShaderFloat16, c.Storage, c.Arith, c.Notes)
+}
+
+func contains(ds []ir.DType, d ir.DType) bool {
+	for _, x := range ds {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
