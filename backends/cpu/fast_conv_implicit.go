@@ -66,6 +66,14 @@ type implicitConv struct {
 // buildImplicitConv returns the implicit-GEMM kernel for the conv in s, or
 // nil to decline (grouped convs, shapes it does not cover).
 func buildImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
+	if p := planImplicitConv(s, z, act, relu); p != nil {
+		return p.run
+	}
+	return nil
+}
+
+// planImplicitConv plans the conv in s (setting s.scratch), or returns nil.
+func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *implicitConv {
 	if !implicitConvEnabled {
 		return nil
 	}
@@ -110,7 +118,7 @@ func buildImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoK
 		p.bufOff = l.add(p.bufLen)
 	}
 	if w.c != nil {
-		p.cw = kernels.PackConvWeights(w.c.Float32s(), p.K, M, p.K)
+		p.cw = sharedConvWeights(w.c.Float32s(), M, p.K)
 	} else {
 		p.wOff = l.add(kernels.ConvWeightsLen(M, p.K))
 	}
@@ -121,7 +129,7 @@ func buildImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoK
 		p.segs = p.chunkSegments()
 	}
 	s.scratch = l.bytes()
-	return p.run
+	return p
 }
 
 // layout computes the buffer geometry and the B row offsets.

@@ -163,3 +163,28 @@ func TestImplicitConvNoAllocs(t *testing.T) {
 		require.Less(t, allocs, 0.5, "allocations per run (pads %d)", pads)
 	}
 }
+
+// TestImplicitConvSharesWeights checks that two kernels built over the
+// same constant weights share one packing, and that another tensor with
+// equal contents gets its own.
+func TestImplicitConvSharesWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	x, w := randF32(r, 1, 8, 12, 12), randF32(r, 16, 8, 3, 3)
+	w2 := ir.NewTensor(ir.Float32, w.Shape)
+	copy(w2.Float32s(), w.Float32s())
+	mk := func(w *ir.Tensor) *implicitConv {
+		n := nodeN("Conv", []ir.AttrOption{ir.Ints("pads", 1, 1, 1, 1)}, []*ir.Tensor{x, w}, 1)
+		spec := &nodeSpec{n: n, pool: poolFor(1)}
+		spec.in = []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float32, shape: w.Shape, ok: true, c: w}}
+		spec.out = []arg{{dt: ir.Float32, shape: []int64{1, 16, 12, 12}, ok: true}}
+		p := planImplicitConv(spec, arg{}, nil, false)
+		require.NotNil(t, p)
+		return p
+	}
+	before := convPackCount.Load()
+	a, b := mk(w), mk(w)
+	require.Same(t, a.cw, b.cw, "the same weights were packed twice")
+	require.Equal(t, before+1, convPackCount.Load())
+	c := mk(w2)
+	require.NotSame(t, a.cw, c.cw, "distinct tensors shared a packing")
+}

@@ -102,12 +102,17 @@ func storeKVRow(dt ir.DType, dst []byte, x []float32) {
 	case ir.Float32:
 		copy(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(x)), x)
 	case ir.Float16:
-		h := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[0])), len(x))
-		for i, v := range x {
-			h[i] = ir.F32ToF16(v)
-		}
+		storeHalf(unsafe.Slice((*uint16)(unsafe.Pointer(&dst[0])), len(x)), x)
 	default:
 		_ = quant.QuantizeRow(dt, dst, x) // the builder checked dtype and size
+	}
+}
+
+// storeHalfGo rounds src to f16 into dst.
+func storeHalfGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = ir.F32ToF16(v)
 	}
 }
 

@@ -23,6 +23,9 @@ func kvAxpyF32AVX2(y *float32, a float32, x *float32, n int)
 //go:noescape
 func kvAxpyF16AVX2(y *float32, a float32, x *uint16, n int)
 
+//go:noescape
+func kvStoreF16AVX2(dst *uint16, src *float32, n int)
+
 // kvSIMD reports whether the AVX2 kernels may run (the kernels package's
 // ISA level, which tests and --isa may lower).
 func kvSIMD() bool { return kernels.CurrentISA() >= kernels.AVX2 }
@@ -75,4 +78,17 @@ func axpyKVHalf(y []float32, a float32, x []uint16) {
 		v = 0
 	}
 	axpyKVHalfGo(y[v:], a, x[v:n])
+}
+
+// storeHalf rounds src to f16 (to nearest even) into dst (len(dst) ≥
+// len(src)). NaNs keep their payload's top bits (the hardware conversion).
+func storeHalf(dst []uint16, src []float32) {
+	n := len(src)
+	v := n &^ 7
+	if v > 0 && kvSIMD() {
+		kvStoreF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), v)
+	} else {
+		v = 0
+	}
+	storeHalfGo(dst[v:n], src[v:])
 }

@@ -75,3 +75,35 @@ func TestFastHalfQMatMulDeclines(t *testing.T) {
 		})
 	}
 }
+
+// A warm F16 QMatMul allocates nothing per run at any ISA level, at one row
+// (GEMV), a few (dot-product kernels) and many (the packed GEMM's
+// activation buffer comes from a pool).
+func TestFastHalfQMatMulAllocatesNothing(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	forEachISA(t, testHalfAllocs)
+}
+
+func testHalfAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, m := range []int64{1, 4, 64} {
+		w := toHalf(randF32(r, 96, 128), ir.Float16)
+		x := randF32(r, m, 128)
+		n := nodeN("QMatMul", nil, []*ir.Tensor{x, w}, 1)
+		out := ir.NewTensor(ir.Float32, []int64{m, 96})
+		spec := &nodeSpec{n: n, pool: poolFor(2), out: []arg{{dt: ir.Float32, shape: out.Shape, ok: true}},
+			in: []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float16, shape: w.Shape, ok: true, c: w}}}
+		kern := buildFastHalfQMatMul(spec)
+		require.NotNil(t, kern)
+		in, outs := []*ir.Tensor{x, w}, []*ir.Tensor{out}
+		require.NoError(t, kern(in, outs, nil))
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := kern(in, outs, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs, "M=%d", m)
+	}
+}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
@@ -122,16 +123,12 @@ func buildSoftmax(s *nodeSpec) intoKernel {
 		}
 		outer, size, inner = numel(x.shape[:axis]), int(x.shape[axis]), numel(x.shape[axis+1:])
 	}
+	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, yv := in[0].Float32s(), out[0].Float32s()
 		if inner == 1 && size > 0 {
 			// Contiguous rows: the vector kernels, in float32.
-			for o := 0; o < outer; o++ {
-				row := yv[o*size : (o+1)*size]
-				copy(row, xv[o*size:(o+1)*size])
-				m := kernels.Max(row)
-				kernels.ScaleAdd(row, 1/kernels.ExpSum(row, m), nil)
-			}
+			runRows(pool, rowsJob{run: softmaxRows, x: xv, y: yv, rows: outer, cols: size})
 			return nil
 		}
 		for o := 0; o < outer; o++ {
@@ -185,6 +182,7 @@ func buildLayerNorm(s *nodeSpec) intoKernel {
 	rows, cols := numel(x.shape[:axis]), numel(norm)
 	eps := float64(s.n.AttrFloat("epsilon", 1e-5))
 	hasBias := bias.ok
+	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		xv, sv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
 		var bv []float32
@@ -194,15 +192,65 @@ func buildLayerNorm(s *nodeSpec) intoKernel {
 		if cols == 0 {
 			return nil
 		}
-		for r := 0; r < rows; r++ {
-			row := xv[r*cols : (r+1)*cols]
-			mean := kernels.Sum(row) / float32(cols)
-			variance := kernels.SumSqDev(row, mean) / float32(cols)
-			inv := float32(1 / math.Sqrt(float64(variance)+eps))
-			kernels.NormAffine(row, yv[r*cols:(r+1)*cols], sv[:cols], bv, mean, inv)
-		}
+		runRows(pool, rowsJob{run: layerNormRows, x: xv, y: yv, g: sv[:cols], b: bv, rows: rows, cols: cols, eps: eps})
 		return nil
 	}
+}
+
+func layerNormRows(j *rowsJob, r0, r1 int) {
+	cols := j.cols
+	for r := r0; r < r1; r++ {
+		row := j.x[r*cols : (r+1)*cols]
+		mean := kernels.Sum(row) / float32(cols)
+		variance := kernels.SumSqDev(row, mean) / float32(cols)
+		inv := float32(1 / math.Sqrt(float64(variance)+j.eps))
+		kernels.NormAffine(row, j.y[r*cols:(r+1)*cols], j.g, j.b, mean, inv)
+	}
+}
+
+func softmaxRows(j *rowsJob, r0, r1 int) {
+	size := j.cols
+	for o := r0; o < r1; o++ {
+		row := j.y[o*size : (o+1)*size]
+		copy(row, j.x[o*size:(o+1)*size])
+		m := kernels.Max(row)
+		kernels.ScaleAdd(row, 1/kernels.ExpSum(row, m), nil)
+	}
+}
+
+// rowsJob runs a row kernel (a plain function, so that a run allocates
+// nothing) over rows × cols of row-major data, on the pool in blocks of
+// rows when there is enough work to share.
+type rowsJob struct {
+	run        func(j *rowsJob, r0, r1 int)
+	x, y, g, b []float32
+	rows, cols int
+	eps        float64
+	per        int
+}
+
+// rowsParMin is the element count from which row kernels use the pool.
+const rowsParMin = 1 << 15
+
+var rowsJobs = sync.Pool{New: func() any { return new(rowsJob) }}
+
+func runRows(pool *kernels.Pool, e rowsJob) {
+	j := rowsJobs.Get().(*rowsJob) // a pointer from the pool: e does not escape
+	*j = e
+	if w := pool.Workers(); w == 1 || e.rows < 2 || e.rows*e.cols < rowsParMin {
+		j.run(j, 0, e.rows)
+	} else {
+		j.per = (e.rows + 2*w - 1) / (2 * w)
+		pool.RunTasks((e.rows+j.per-1)/j.per, j)
+	}
+	*j = rowsJob{}
+	rowsJobs.Put(j)
+}
+
+// Task runs rows [t*per, (t+1)*per).
+func (j *rowsJob) Task(_, t int) {
+	r0 := t * j.per
+	j.run(j, r0, min(r0+j.per, j.rows))
 }
 
 // coversTrailing reports whether a parameter of shape p, broadcast against

@@ -93,7 +93,7 @@ func BenchmarkMatMulPrecision(b *testing.B) {
 			}
 			g, vals := oneNode(b, 1, "MatMul", nil, in(n, n), konst(n, n))
 			if c.dt == ir.Float16 {
-				for _, v := range append(g.Inputs, g.Consts...) {
+				for _, v := range append(append([]*ir.Value{}, g.Inputs...), g.Consts...) {
 					h := ir.NewTensor(ir.Float16, v.Shape.Ints())
 					src := v.Const
 					if src == nil {

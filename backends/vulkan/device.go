@@ -72,7 +72,6 @@ type device struct {
 	pmu   sync.Mutex
 	cache C.VkPipelineCache
 	pipes map[string]*pipeline
-	built int // pipelines created since the device opened
 	// The last LoadCache: bytes merged (0: none) and its note.
 	cacheLoaded int
 	cacheNote   string
@@ -310,7 +309,6 @@ func (d *device) pipeline(name string) (*pipeline, error) {
 		return nil, fmt.Errorf("%s: shader %s: %w", d.name, name, err)
 	}
 	d.pipes[name] = p
-	d.built++
 	return p, nil
 }
 

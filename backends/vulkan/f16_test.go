@@ -287,3 +287,68 @@ func TestQMatMulHalfWeights(t *testing.T) {
 		})
 	}
 }
+
+// TestF16KillSwitches opens fresh devices under the f16 kill switches:
+// the device is created with only the features the flags allow, and the
+// kernels follow (declined, or the variant without f16 arithmetic).
+func TestF16KillSwitches(t *testing.T) {
+	d0 := testDevice(t)
+	if !d0.info.Storage16Bit || !d0.info.ShaderFloat16 {
+		t.Skipf("%s lacks 16-bit storage or shaderFloat16", d0.name)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	at, bt := f16Tensor(r, 1, 9, 40), f16Tensor(r, 40, 13)
+	b := ir.NewBuilder("ks")
+	x := b.Input("a", ir.Float16, ir.S(1, 9, 40))
+	b.Output("y", b.Op("MatMul", x, b.Const("b", bt)))
+	g, err := b.Build()
+	require.NoError(t, err)
+	require.NoError(t, passes.InferShapes(g))
+	want, s := matmulRef(float64s(at), float64s(bt), nil, 1, 9, 40, 13, false)
+	for _, c := range []struct {
+		key     string
+		flags   []string // the f16 flags left
+		shader  string   // "" when declined
+		decline string
+	}{
+		{"WEFT_VULKAN_FP16", nil, "", "f16 storage not enabled"},
+		{"WEFT_VULKAN_FP16_STORAGE", []string{"f16_arith"}, "", "WEFT_VULKAN_FP16_STORAGE=0"},
+		{"WEFT_VULKAN_FP16_ARITH", []string{"f16_storage"}, "matmul_f16", ""},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			devs, why := probe(func(k string) string {
+				if k == c.key {
+					return "0"
+				}
+				return ""
+			})
+			require.NotEmpty(t, devs, why)
+			defer func() {
+				for _, dv := range devs {
+					require.NoError(t, dv.(*device).Close())
+				}
+			}()
+			d := devs[0].(*device)
+			var f16 []string
+			for _, f := range d.quirks.Flags() {
+				if f == "f16_storage" || f == "f16_arith" {
+					f16 = append(f16, f)
+				}
+			}
+			require.Equal(t, c.flags, f16)
+			if c.shader == "" {
+				err := d.Supports(g.Nodes[0])
+				require.ErrorIs(t, err, ir.ErrUnsupported)
+				require.ErrorContains(t, err, c.decline)
+				return
+			}
+			ds, err := planNode(g.Nodes[0], d.quirks, d.lim)
+			require.NoError(t, err)
+			require.Equal(t, c.shader, ds[0].shader)
+			got := onDevice(t, d, g, map[*ir.Value]*ir.Tensor{x: at})
+			requireWithin(t, want, got[g.Outputs[0]], func(i int) float64 {
+				return math.Abs(want[i])/2048 + 40*0x1p-24*s[i] + 0x1p-24
+			}, c.key)
+		})
+	}
+}

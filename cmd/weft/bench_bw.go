@@ -12,7 +12,8 @@ const bwBytes = 256 << 20
 // streamBandwidth measures the streaming read bandwidth in GB/s with the
 // given number of goroutines, each summing its share of a bwBytes buffer
 // (eight independent sums, so that the loop is bound by memory): the best
-// of three passes after a warm-up. It is bench/gemm's
+// of eight passes after a warm-up (on a busy machine the best pass is the
+// one least disturbed). It is bench/gemm's
 // BenchmarkReadBandwidth, run in the same process as a language-model
 // benchmark so that decode's weight traffic can be compared with what the
 // machine delivered at that moment.
@@ -39,7 +40,7 @@ func streamBandwidth(threads int) float64 {
 	}
 	pass()
 	best := time.Duration(1 << 62)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 8; i++ {
 		best = min(best, pass())
 	}
 	bwSink = sums[0]

@@ -51,7 +51,8 @@ func newGenerateCmd() *cobra.Command {
 			"widens it to f32 in registers as attention reads it.\n" +
 			"Speculative decoding: with --draft DRAFT (a smaller model with the same\n" +
 			"vocabulary) or --draft-layers N (the target's own first N layers) the draft\n" +
-			"proposes -k tokens per round and the target verifies them in one run;\n" +
+			"proposes -k tokens per round (fewer when its top token's probability falls\n" +
+			"below --draft-p-min) and the target verifies them in one run;\n" +
 			"greedy output is the same as without a draft (for Q8_0/Q4_0 targets up to\n" +
 			"near-ties, which today's batched and one-token kernels round apart);\n" +
 			"sampling follows the same distribution (the speculative sampling rule,\n" +
@@ -174,7 +175,7 @@ func newGenerateCmd() *cobra.Command {
 			genOpts := llm.Options{MaxTokens: n, Stop: stopIDs, Sampler: sampler, Slide: overflow == "slide"}
 			var met fmt.Stringer
 			if dm != nil {
-				met, err = llm.Speculate(ctx, lm.model, dm.model, promptIDs, llm.SpecOptions{Options: genOpts, K: draft.k}, emit)
+				met, err = llm.Speculate(ctx, lm.model, dm.model, promptIDs, draft.options(genOpts), emit)
 			} else {
 				met, err = lm.model.Generate(ctx, promptIDs, genOpts, emit)
 			}

@@ -21,6 +21,7 @@ type draftFlags struct {
 	path   string // --draft: a draft model file
 	layers int    // --draft-layers: the target's first layers as the draft
 	k      int    // -k: tokens proposed per round
+	minP   float64
 }
 
 // addDraftFlags registers --draft, --draft-layers and -k on cmd.
@@ -30,6 +31,7 @@ func addDraftFlags(cmd *cobra.Command) *draftFlags {
 	f.StringVar(&d.path, "draft", "", "speculative decoding: a smaller draft model (.gguf or .bin) with the target's vocabulary proposes tokens")
 	f.IntVar(&d.layers, "draft-layers", 0, "speculative decoding: the draft is the target's own first N layers (its final norm and classifier; no extra weights)")
 	f.IntVarP(&d.k, "draft-tokens", "k", 4, "speculative decoding: tokens the draft proposes per round, which the target verifies in one run")
+	f.Float64Var(&d.minP, "draft-p-min", 0, "speculative decoding: end a round's proposals when the draft's top token probability is below this (0: always -k)")
 	return d
 }
 
@@ -46,6 +48,9 @@ func (d *draftFlags) validate() error {
 	}
 	if d.enabled() && (d.k < 1 || d.k > llm.MaxDraftTokens) {
 		return fmt.Errorf("-k %d: want 1 to %d draft tokens per round", d.k, llm.MaxDraftTokens)
+	}
+	if !(d.minP >= 0 && d.minP <= 1) {
+		return fmt.Errorf("--draft-p-min %v: want a probability in [0, 1]", d.minP)
 	}
 	return nil
 }
@@ -145,6 +150,7 @@ func sameVocab(target, draft *llmModel) error {
 type specBenchResult struct {
 	Draft          string  `json:"draft"`
 	K              int     `json:"k"`
+	DraftMinP      float64 `json:"draft_p_min"`
 	DecodeTokens   int     `json:"decode_tokens"`
 	DecodeTokS     float64 `json:"decode_tok_s"`
 	Proposed       int     `json:"proposed"`
@@ -158,14 +164,19 @@ type specBenchResult struct {
 	Speedup        float64 `json:"speedup"` // decode tok/s over the plain run's
 }
 
+// options are the speculative options for a generation of o.
+func (d *draftFlags) options(o llm.Options) llm.SpecOptions {
+	return llm.SpecOptions{Options: o, K: d.k, DraftMinP: d.minP}
+}
+
 // benchSpeculative times a greedy speculative generation of plain's token
 // count after prompt and compares its output and decode rate with plain's.
-func benchSpeculative(ctx context.Context, target, draft *llmModel, k int, prompt, plain []int32, plainTokS float64) (*specBenchResult, error) {
+func benchSpeculative(ctx context.Context, target, draft *llmModel, df *draftFlags, prompt, plain []int32, plainTokS float64) (*specBenchResult, error) {
 	var got []int32
 	emit := func(t int32) bool { got = append(got, t); return true }
 	// The warm-up runs the draft's decode and the target's verification
 	// graph once each (first runs pay one-time costs).
-	opts := llm.SpecOptions{Options: llm.Options{MaxTokens: k + 2}, K: k}
+	opts := df.options(llm.Options{MaxTokens: df.k + 2})
 	if _, err := llm.Speculate(ctx, target.model, draft.model, prompt, opts, emit); err != nil {
 		return nil, fmt.Errorf("bench: speculative warm-up: %w", err)
 	}
@@ -175,7 +186,7 @@ func benchSpeculative(ctx context.Context, target, draft *llmModel, k int, promp
 	if err != nil {
 		return nil, fmt.Errorf("bench: speculative: %w", err)
 	}
-	r := &specBenchResult{Draft: draft.path, K: k, DecodeTokens: max(met.Generated-1, 0), DecodeTokS: met.DecodeTokensPerSec(),
+	r := &specBenchResult{Draft: draft.path, K: df.k, DraftMinP: df.minP, DecodeTokens: max(met.Generated-1, 0), DecodeTokS: met.DecodeTokensPerSec(),
 		Proposed: met.Proposed, Accepted: met.Accepted, AcceptanceRate: met.AcceptanceRate(), TargetPasses: met.DecodeSteps,
 		TokensPerPass: met.TokensPerPass(), DraftMs: ms(met.DraftTime), VerifyMs: ms(met.VerifyTime),
 		SameOutput: fmt.Sprint(got) == fmt.Sprint(plain)}

@@ -30,7 +30,7 @@ func TestGenerateSpeculative(t *testing.T) {
 	base := []string{"generate", tinyLlama, "-p", "The meaning of life is", "-n", "40", "--stop", ""}
 	code, want, errOut := cli(t, base...)
 	require.Equal(t, 0, code, errOut)
-	for _, draft := range [][]string{{"--draft-layers", "2", "-k", "3"}, {"--draft", q8, "-k", "5"}, {"--draft", q8, "-k", "1"}} {
+	for _, draft := range [][]string{{"--draft-layers", "2", "-k", "3"}, {"--draft", q8, "-k", "5"}, {"--draft", q8, "--draft-p-min", "0.3", "-k", "4"}, {"--draft", q8, "-k", "1"}} {
 		code, got, errOut := cli(t, append(base, draft...)...)
 		require.Equal(t, 0, code, errOut)
 		require.Equal(t, want, got, "draft %v", draft)
@@ -63,6 +63,7 @@ func TestSpeculativeFlagErrors(t *testing.T) {
 		{[]string{"--draft-layers", "1", "--draft", tiny}, "give one draft"},
 		{[]string{"--draft-layers", "-1"}, "--draft-layers -1"},
 		{[]string{"--draft-layers", "1", "-k", "0"}, "-k 0"},
+		{[]string{"--draft-layers", "1", "--draft-p-min", "1.5"}, "--draft-p-min 1.5"},
 		{[]string{"--draft-layers", "1", "--overflow", "slide"}, "unsupported"},
 		{[]string{"--draft", other}, "vocabulary of 300 tokens"},
 		{[]string{"--draft", filepath.Join(t.TempDir(), "none.gguf")}, "draft:"},

@@ -170,6 +170,10 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 			if bias != nil {
 				y = g.op(p+name+".bias", "Add", nil, y, c(name+".bias", bias))
 			}
+			if S == 1 {
+				// One token: [1, 1, n·hd] is already [1, n, 1, hd] in memory.
+				return g.op(p+name+".reshape", "Reshape", nil, y, g.i64s(1, n, 1, hd))
+			}
 			y = g.op(p+name+".reshape", "Reshape", nil, y, g.i64s(1, S, n, hd))
 			return g.op(p+name+".transpose", "Transpose", perm, y)
 		}
@@ -179,7 +183,9 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		kAll := g.op(p+"k.cache", "KVCacheUpdate", nil, cache[l][0], k, positions)
 		vAll := g.op(p+"v.cache", "KVCacheUpdate", nil, cache[l][1], v, positions)
 		a := g.op(p+"attention", "KVAttention", nil, q, kAll, vAll, positions)
-		a = g.op(p+"attention.transpose", "Transpose", perm, a)
+		if S > 1 {
+			a = g.op(p+"attention.transpose", "Transpose", perm, a)
+		}
 		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))
 		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
 		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))

@@ -47,6 +47,9 @@ type Metrics struct {
 	Stop            StopReason
 	TimeToFirst     time.Duration // from the call to the first sampled token
 	Prefill, Decode time.Duration // time in prefill and in decode runs
+	// DecodeFastest is the fastest single-token decode run: on a busy
+	// machine, closer to what the hardware does than the mean.
+	DecodeFastest time.Duration
 }
 
 // PrefillTokensPerSec is the prompt throughput.
@@ -166,7 +169,11 @@ func (m *Model) generate(ctx context.Context, prompt []int32, opts Options, emit
 		}
 		t0 := time.Now()
 		logits, err = m.Feed(ctx, []int32{tok})
-		met.Decode += time.Since(t0)
+		dt := time.Since(t0)
+		met.Decode += dt
+		if met.DecodeSteps == 0 || dt < met.DecodeFastest {
+			met.DecodeFastest = dt
+		}
 		met.DecodeSteps++
 		if err != nil {
 			if ctx.Err() != nil {

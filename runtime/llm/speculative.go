@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -22,6 +23,12 @@ type SpecOptions struct {
 	// it should have a graph of sequence length K+1 (Feed picks the
 	// smallest graph holding them, padding otherwise).
 	K int
+	// DraftMinP (0 to 1; 0: off) ends a round's proposals early when the
+	// draft's most likely token has a probability (softmax of its logits)
+	// below it: an unsure draft is likely rejected, and its runs are
+	// wasted. The output is the same either way (greedy) or distributed the
+	// same (sampling); only the speed changes.
+	DraftMinP float64
 }
 
 // SpecMetrics reports a speculative generation. In the embedded Metrics,
@@ -143,12 +150,13 @@ type speculator struct {
 // Greedy (Sampler.Temperature 0): each emitted token is the target's
 // argmax (after the repetition penalty) given everything before it, so
 // the output is Generate's token for token, whatever the draft proposes,
-// wherever the target's batched (K+1-token) and single-token kernels give
-// each row the same bits (f32, f16, bf16 weights: measured bitwise). Today
-// the CPU backend's Q8_0/Q4_0 matmul sums four activation rows in another
-// order than one, and its 8-bit activation quantization turns those last-
-// bit differences into ~1e-2 logit changes, which can flip near-ties:
-// with such a target, greedy output may differ after a near-tie.
+// as far as the target's batched (K+1-token) and single-token kernels
+// agree: on llama-110m the f16-weight logits of the two agree within
+// 1e-6, so only a near-exact tie could flip. Today the CPU backend's
+// Q8_0/Q4_0 matmul sums four activation rows in another order than one,
+// and its 8-bit activation quantization turns those last-bit differences
+// into ~1e-2 logit changes, which flip near-ties: with such a target,
+// greedy output may differ after a near-tie.
 //
 // Sampling (Temperature > 0): the draft draws each proposal d from its own
 // filtered distribution q (the same SamplerOptions); the target accepts d
@@ -224,6 +232,8 @@ func (sp *speculator) init(prompt []int32) error {
 		return fmt.Errorf("llm: MaxTokens is %d, must be positive", o.MaxTokens)
 	case o.K < 1 || o.K > MaxDraftTokens:
 		return fmt.Errorf("llm: speculative K is %d, want 1 to %d draft tokens per round", o.K, MaxDraftTokens)
+	case !(o.DraftMinP >= 0 && o.DraftMinP <= 1):
+		return fmt.Errorf("llm: DraftMinP %v must be in [0, 1]", o.DraftMinP)
 	case sp.target.Vocab != sp.draft.Vocab:
 		return fmt.Errorf("llm: the draft's vocabulary has %d tokens, the target's %d: speculative decoding needs the same vocabulary", sp.draft.Vocab, sp.target.Vocab)
 	case o.Slide:
@@ -287,6 +297,7 @@ func (sp *speculator) round(ctx context.Context) error {
 	}
 	t1 := time.Now()
 	sp.met.DraftTime += t1.Sub(t0)
+	k = len(sp.props) // DraftMinP may have ended the proposals early
 	toks := append([]int32{sp.seq[n-1]}, sp.props...)
 	var err error
 	if sp.logits, err = t.FeedAll(ctx, toks, sp.logits); err != nil {
@@ -319,8 +330,8 @@ func (sp *speculator) round(ctx context.Context) error {
 }
 
 // propose runs the draft: it first catches up on the tokens of seq its
-// cache lacks, then decodes k proposals (into sp.props, their
-// distributions into sp.q when sampling).
+// cache lacks, then decodes up to k proposals (into sp.props, their
+// distributions into sp.q when sampling), fewer when DraftMinP stops it.
 func (sp *speculator) propose(ctx context.Context, k int) error {
 	sp.props = sp.props[:0]
 	if k == 0 {
@@ -347,6 +358,9 @@ func (sp *speculator) propose(ctx context.Context, k int) error {
 		}
 		if err := checkFinite(logits); err != nil {
 			return fmt.Errorf("llm: draft at position %d: %w", d.pos, err)
+		}
+		if p := sp.opts.DraftMinP; p > 0 && topProb(logits) < p {
+			break
 		}
 		if sp.greedy {
 			sp.props = append(sp.props, sp.dsmp.Sample(logits, hist))
@@ -398,6 +412,19 @@ func acceptOrResample(p, q []float64, d int, resid []float64, rng *rand.Rand) (i
 		return draw(p, rng), false
 	}
 	return draw(resid, rng), false
+}
+
+// topProb is the largest probability of the softmax of logits.
+func topProb(logits []float32) float64 {
+	m := float64(logits[0])
+	for _, v := range logits {
+		m = max(m, float64(v))
+	}
+	sum := 0.0
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - m)
+	}
+	return 1 / sum
 }
 
 // dense writes a sampler distribution as probabilities over the vocabulary.

@@ -98,6 +98,22 @@ func TestSpeculativeGreedyMatches(t *testing.T) {
 	for name, r := range rates {
 		t.Logf("draft %s: accepted %d of %d (%.1f%%)", name, r[0], r[1], 100*float64(r[0])/float64(r[1]))
 	}
+	// DraftMinP changes how much is proposed, not what comes out; at 1
+	// nothing is proposed.
+	for _, minP := range []float64{0.05, 0.2, 1} {
+		var want, got []int32
+		prompt := prompts[1]
+		_, err := target.Generate(ctx, prompt, llm.Options{MaxTokens: steps}, collect(&want))
+		require.NoError(t, err)
+		met, err := llm.Speculate(ctx, target, sm.drafts["first-layer"], prompt, llm.SpecOptions{Options: llm.Options{MaxTokens: steps}, K: 4, DraftMinP: minP}, collect(&got))
+		require.NoError(t, err)
+		require.Equal(t, want, got, "DraftMinP %v", minP)
+		t.Logf("DraftMinP %v: %v", minP, met)
+		if minP == 1 {
+			require.Zero(t, met.Proposed)
+			require.Equal(t, steps-1, met.DecodeSteps)
+		}
+	}
 	// The copy agrees always; the first layer alone sometimes, not always.
 	require.Equal(t, rates["self"][0], rates["self"][1])
 	require.Positive(t, rates["first-layer"][0])
@@ -255,19 +271,19 @@ func TestSpeculativeSampling(t *testing.T) {
 	prompt := []int32{1, 4, 7}
 	smp := llm.SamplerOptions{Temperature: 1.3, Seed: 7}
 
-	run := func(draft *llm.Model, seed uint64, n, k int) ([]int32, llm.SpecMetrics) {
+	run := func(draft *llm.Model, seed uint64, n, k int, minP float64) ([]int32, llm.SpecMetrics) {
 		o := smp
 		o.Seed = seed
 		var got []int32
-		met, err := llm.Speculate(ctx, target, draft, prompt, llm.SpecOptions{Options: llm.Options{MaxTokens: n, Sampler: o}, K: k}, collect(&got))
+		met, err := llm.Speculate(ctx, target, draft, prompt, llm.SpecOptions{Options: llm.Options{MaxTokens: n, Sampler: o}, K: k, DraftMinP: minP}, collect(&got))
 		require.NoError(t, err)
 		require.Len(t, got, n)
 		return got, met
 	}
-	a, _ := run(other, 7, 10, 3)
-	b, _ := run(other, 7, 10, 3)
+	a, _ := run(other, 7, 10, 3, 0)
+	b, _ := run(other, 7, 10, 3, 0)
 	require.Equal(t, a, b, "the same seed")
-	_, met := run(self, 3, 12, 4)
+	_, met := run(self, 3, 12, 4, 0)
 	require.GreaterOrEqual(t, float64(met.Accepted), 0.95*float64(met.Proposed), "%v", met)
 
 	// The exact distribution of the second token: Σ p(t1) p(t2 | t1).
@@ -300,24 +316,28 @@ func TestSpeculativeSampling(t *testing.T) {
 			want[t2] += p1[t1] * p
 		}
 	}
-	const runs = 3000
-	count := make([]float64, vocab)
-	accepted, proposed := 0, 0
-	for i := range runs {
-		got, met := run(other, uint64(1000+i), 3, 1)
-		count[got[1]]++
-		accepted += met.Accepted
-		proposed += met.Proposed
+	// DraftMinP 0.2 skips the proposal in some runs (the draft's top
+	// probability here is about that): the mix is distributed as p too.
+	for _, minP := range []float64{0, 0.2} {
+		const runs = 3000
+		count := make([]float64, vocab)
+		accepted, proposed := 0, 0
+		for i := range runs {
+			got, met := run(other, uint64(1000+i), 3, 1, minP)
+			count[got[1]]++
+			accepted += met.Accepted
+			proposed += met.Proposed
+		}
+		tv := 0.0
+		for i := range count {
+			tv += math.Abs(count[i]/runs-want[i]) / 2
+		}
+		t.Logf("DraftMinP %v: second token over %d runs: total variation %.3f from the target's distribution; draft accepted %d of %d", minP, runs, tv, accepted, proposed)
+		// Sampling noise alone gives about 0.03 here.
+		require.Less(t, tv, 0.07, "want %v, got %v", fmtProbs(want), fmtProbs(count))
+		require.Positive(t, accepted)
+		require.Less(t, accepted, proposed, "the draft must disagree sometimes for the test to mean anything")
 	}
-	tv := 0.0
-	for i := range count {
-		tv += math.Abs(count[i]/runs-want[i]) / 2
-	}
-	t.Logf("second token over %d runs: total variation %.3f from the target's distribution; draft accepted %d of %d", runs, tv, accepted, proposed)
-	// Sampling noise alone gives about 0.03 here.
-	require.Less(t, tv, 0.07, "want %v, got %v", fmtProbs(want), fmtProbs(count))
-	require.Positive(t, accepted)
-	require.Less(t, accepted, proposed, "the draft must disagree sometimes for the test to mean anything")
 }
 
 func fmtProbs(v []float64) string {

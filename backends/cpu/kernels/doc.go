@@ -21,6 +21,9 @@
 //     handed out by an atomic counter, no allocation per call.
 //   - PackB / PackBT / PackBInto, then SgemmPacked: C (+)= A·B with B
 //     packed once (constant weights at compile time); Sgemm packs per call.
+//   - Vector math (vec.go): GeluErf, GeluTanh, SiLU, Sigmoid in place;
+//     Max, ExpSum, Sum, SumSqDev, ScaleAdd, NormAffine for softmax and
+//     normalization rows (float32, AVX-512/AVX2 assembly in vec_amd64.s).
 //   - QuantizeActs, then QMatMul: activations quantized once per row to
 //     q8 blocks, integer dot products per block (VPDPBUSD, or
 //     VPMADDUBSW+VPMADDWD), one float multiply by the two block scales.

@@ -41,9 +41,14 @@ type halfGemv func(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
 // halfGemm is an mr×4 micro-kernel: out[m*4+n] = Σ_{i<k} x[m][i]·w[n][i].
 type halfGemm func(k int, w *[4]unsafe.Pointer, x *[4]*float32, out *[16]float32)
 
+// halfGemvN is the GEMV over groups×4 consecutive weight rows (row stride
+// ldw bytes) storing 4·groups sums at y: one call per task.
+type halfGemvN func(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+
 // halfKernels are the micro-kernels of one ISA level and weight type.
 type halfKernels struct {
-	gemv halfGemv
+	gemvN halfGemvN // nil: gemv per four rows
+	gemv  halfGemv
 	gemm halfGemm
 	mr   int // activation rows of gemm
 	step int // k granularity of both; the remainder is done in Go
@@ -88,7 +93,7 @@ func HalfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 	rb := 2 * K
 	if M == 1 {
 		// Tasks of about 64 KiB of weights, and at least four per worker.
-		j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), hTaskBytes/rb))
+		j.rows = roundUp(max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), hTaskBytes/rb)), 4)
 	} else {
 		// A task's weight rows (at most ~48 KiB) stay in L1/L2 while the
 		// activation rows stream past them.
@@ -117,8 +122,16 @@ type hJob struct {
 
 var hJobPool = sync.Pool{New: func() any { return new(hJob) }}
 
-// hScratch is a worker's row buffer for the generic kernel.
-type hScratch struct{ row []float32 }
+// hScratch is a worker's row buffer for the generic kernel and the
+// pointer and result blocks of the assembly ones (kept off the stack: the
+// kernels are called through function values, so their pointer arguments
+// escape).
+type hScratch struct {
+	row []float32
+	wp  [4]unsafe.Pointer
+	xp  [4]*float32
+	out [16]float32
+}
 
 var hScratchPool = sync.Pool{New: func() any { return new(hScratch) }}
 
@@ -129,9 +142,24 @@ func (j *hJob) Task(_, t int) {
 		return
 	}
 	K, kmain := j.K, j.K/j.k.step*j.k.step
-	var wp [4]unsafe.Pointer
-	var out [16]float32
-	var xp [4]*float32
+	if j.M == 1 && j.k.gemvN != nil && kmain > 0 && n1-n0 >= 4 {
+		groups := (n1 - n0) / 4
+		xr := j.x[:K]
+		_ = j.y[n0+4*groups-1]
+		j.k.gemvN(kmain, unsafe.Pointer(&j.w[2*n0*K]), 2*K, groups, &xr[0], &j.y[n0])
+		if kmain < K {
+			for n := n0; n < n0+4*groups; n++ {
+				j.y[n] += j.tail(n, xr, kmain)
+			}
+		}
+		n0 += 4 * groups
+	}
+	if n0 >= n1 {
+		return
+	}
+	sc := hScratchPool.Get().(*hScratch)
+	defer hScratchPool.Put(sc)
+	wp, out, xp := &sc.wp, &sc.out, &sc.xp
 	for mb := 0; mb < j.M; mb += mBlockHalf {
 		me := min(j.M, mb+mBlockHalf)
 		for n := n0; n < n1; n += 4 {
@@ -145,7 +173,7 @@ func (j *hJob) Task(_, t int) {
 					xr := j.x[m*j.ldx : m*j.ldx+K]
 					o := (*[4]float32)(out[:4])
 					if kmain > 0 {
-						j.k.gemv(kmain, &wp, &xr[0], o)
+						j.k.gemv(kmain, wp, &xr[0], o)
 					} else {
 						*o = [4]float32{}
 					}
@@ -162,7 +190,7 @@ func (j *hJob) Task(_, t int) {
 				}
 				// The last row of x must hold kmain floats past xp[mv-1];
 				// HalfMatMul checked len(x) >= (M-1)*ldx+K.
-				j.k.gemm(kmain, &wp, &xp, &out)
+				j.k.gemm(kmain, wp, xp, out)
 				for a := 0; a < mv; a++ {
 					xr := j.x[(m+a)*j.ldx : (m+a)*j.ldx+K]
 					for r := 0; r < nv; r++ {

@@ -42,9 +42,9 @@ func halfKernelsFor(dt ir.DType, isa ISA) halfKernels {
 	bf := dt == ir.BFloat16
 	switch {
 	case isa >= AVX512 && bf:
-		return halfKernels{gemv: hgemvBF16AVX512, gemm: hgemmBF16AVX512, mr: 4, step: 16}
+		return halfKernels{gemvN: hgemvNBF16AVX512, gemv: hgemvBF16AVX512, gemm: hgemmBF16AVX512, mr: 4, step: 16}
 	case isa >= AVX512:
-		return halfKernels{gemv: hgemvF16AVX512, gemm: hgemmF16AVX512, mr: 4, step: 16}
+		return halfKernels{gemvN: hgemvNF16AVX512, gemv: hgemvF16AVX512, gemm: hgemmF16AVX512, mr: 4, step: 16}
 	case isa >= AVX2 && bf:
 		return halfKernels{gemv: hgemvBF16AVX2, gemm: hgemmBF16AVX2, mr: 2, step: 8}
 	case isa >= AVX2:
@@ -70,3 +70,9 @@ func halfPackFor(dt ir.DType, isa ISA) halfPack {
 	}
 	return hpackF16AVX512
 }
+
+//go:noescape
+func hgemvNF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+
+//go:noescape
+func hgemvNBF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)

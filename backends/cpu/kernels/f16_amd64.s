@@ -573,3 +573,106 @@ hpbdone:
 	VZEROUPPER
 	RET
 
+
+// ---- AVX-512 multi-group GEMV: groups × 4 consecutive weight rows (row
+// stride ldw bytes) against one activation row, four sums stored per
+// group; one call per task instead of one per four rows.
+
+#define GEMVN512(CVT, lgroup, lloop2, lone, lsum, lend) \
+	TESTQ R13, R13 \
+	JEQ lend \
+lgroup: \
+	LEAQ (R8)(R12*1), R9 \
+	LEAQ (R9)(R12*1), R10 \
+	LEAQ (R10)(R12*1), R11 \
+	VXORPS Z0, Z0, Z0 \
+	VXORPS Z1, Z1, Z1 \
+	VXORPS Z2, Z2, Z2 \
+	VXORPS Z3, Z3, Z3 \
+	VXORPS Z16, Z16, Z16 \
+	VMOVAPS Z16, Z17 \
+	VMOVAPS Z16, Z18 \
+	VMOVAPS Z16, Z19 \
+	XORQ BX, BX \
+	CMPQ CX, $32 \
+	JB lone \
+lloop2: \
+	PREFETCHT0 1024(R8)(BX*2) \
+	PREFETCHT0 1024(R9)(BX*2) \
+	PREFETCHT0 1024(R10)(BX*2) \
+	PREFETCHT0 1024(R11)(BX*2) \
+	VMOVUPS (SI)(BX*4), Z4 \
+	VMOVUPS 64(SI)(BX*4), Z9 \
+	CVT((R8)(BX*2), Z5) \
+	CVT((R9)(BX*2), Z6) \
+	CVT((R10)(BX*2), Z7) \
+	CVT((R11)(BX*2), Z8) \
+	VFMADD231PS Z5, Z4, Z0 \
+	VFMADD231PS Z6, Z4, Z1 \
+	VFMADD231PS Z7, Z4, Z2 \
+	VFMADD231PS Z8, Z4, Z3 \
+	CVT(32(R8)(BX*2), Z10) \
+	CVT(32(R9)(BX*2), Z11) \
+	CVT(32(R10)(BX*2), Z12) \
+	CVT(32(R11)(BX*2), Z13) \
+	VFMADD231PS Z10, Z9, Z16 \
+	VFMADD231PS Z11, Z9, Z17 \
+	VFMADD231PS Z12, Z9, Z18 \
+	VFMADD231PS Z13, Z9, Z19 \
+	ADDQ $32, BX \
+	LEAQ 32(BX), AX \
+	CMPQ AX, CX \
+	JBE lloop2 \
+lone: \
+	CMPQ BX, CX \
+	JAE lsum \
+	VMOVUPS (SI)(BX*4), Z4 \
+	CVT((R8)(BX*2), Z5) \
+	CVT((R9)(BX*2), Z6) \
+	CVT((R10)(BX*2), Z7) \
+	CVT((R11)(BX*2), Z8) \
+	VFMADD231PS Z5, Z4, Z0 \
+	VFMADD231PS Z6, Z4, Z1 \
+	VFMADD231PS Z7, Z4, Z2 \
+	VFMADD231PS Z8, Z4, Z3 \
+lsum: \
+	VADDPS Z16, Z0, Z0 \
+	VADDPS Z17, Z1, Z1 \
+	VADDPS Z18, Z2, Z2 \
+	VADDPS Z19, Z3, Z3 \
+	REDZ(Z0, Y0, Y4, X4) \
+	REDZ(Z1, Y1, Y5, X5) \
+	REDZ(Z2, Y2, Y6, X6) \
+	REDZ(Z3, Y3, Y7, X7) \
+	HADD4(X4, X5, X6, X7) \
+	VMOVUPS X4, (DI) \
+	ADDQ $16, DI \
+	LEAQ (R11)(R12*1), R8 \
+	DECQ R13 \
+	JNZ lgroup \
+lend: \
+	VZEROUPPER \
+	RET
+
+// Registers on entry: CX = k, R8 = w, R12 = ldw, R13 = groups, SI = x,
+// DI = y.
+
+// func hgemvNF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+TEXT ·hgemvNF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ ldw+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ x+32(FP), SI
+	MOVQ y+40(FP), DI
+	GEMVN512(CVTF16, gnfgroup, gnfloop2, gnfone, gnfsum, gnfend)
+
+// func hgemvNBF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+TEXT ·hgemvNBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ ldw+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ x+32(FP), SI
+	MOVQ y+40(FP), DI
+	GEMVN512(CVTBF16, gnbgroup, gnbloop2, gnbone, gnbsum, gnbend)

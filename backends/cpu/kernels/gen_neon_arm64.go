@@ -1,15 +1,16 @@
 //go:build ignore
 
 // gen_neon_arm64 writes the arm64 NEON kernels in Go assembly:
-// sgemm_neon_arm64.s (mr×12 SGEMM micro-kernels, mr = 1..8, and their
+// sgemm_neon_arm64.s (mr×16 SGEMM micro-kernels, mr = 1..6, and their
 // declarations in sgemm_decl_arm64.go) and quant_neon_arm64.s (Q8_0 and
 // Q4_0 row dot products, one and four activation rows, with NEON
-// SMULL/SMLAL2/SADALP or with SDOT). Run with `go run gen_neon_arm64.go` in
+// SMULL/SMLAL2/SADALP or with SDOT, and two weight rows by four activation
+// rows with SMMLA). Run with `go run gen_neon_arm64.go` in
 // this directory (sgemm_arm64.go has the go:generate line).
 //
 // Go's arm64 assembler lacks several of the vector instructions used here
 // (FMLA by element, FADD/FADDP/SCVTF on vectors, SMULL, SMLAL2, SADDLP,
-// SADALP, SDOT). They are emitted as WORD with the encoding computed from
+// SADALP, SDOT, SMMLA, FCVTL, FMUL). They are emitted as WORD with the encoding computed from
 // the Arm Architecture Reference Manual (A64 SIMD&FP instruction encodings) by the
 // functions below; each WORD carries the instruction in a comment.
 package main
@@ -71,6 +72,18 @@ func sdot(d, n, m int) (uint32, string) { // SDOT (vector; Q=1, size=10): 0x4e80
 	return rdnm(0x4e809400, d, n, m), fmt.Sprintf("SDOT V%d.4S, V%d.16B, V%d.16B", d, n, m)
 }
 
+func smmla(d, n, m int) (uint32, string) { // SMMLA (vector), FEAT_I8MM: 0x4e80a400
+	return rdnm(0x4e80a400, d, n, m), fmt.Sprintf("SMMLA V%d.4S, V%d.16B, V%d.16B", d, n, m)
+}
+
+func fcvtl4s(d, n int) (uint32, string) { // FCVTL (Q=0, sz=0: 4H to 4S): 0x0e217800
+	return rdnm(0x0e217800, d, n, 0), fmt.Sprintf("FCVTL V%d.4S, V%d.4H", d, n)
+}
+
+func fmul4s(d, n, m int) (uint32, string) { // FMUL (vector): 0x6e20dc00
+	return rdnm(0x6e20dc00, d, n, m), fmt.Sprintf("FMUL V%d.4S, V%d.4S, V%d.4S", d, n, m)
+}
+
 type asm struct{ bytes.Buffer }
 
 func (w *asm) op(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
@@ -100,6 +113,8 @@ func main() {
 			genDot4(&q, q4, dot)
 		}
 	}
+	genMMLA(&q, false)
+	genMMLA(&q, true)
 	must(os.WriteFile("sgemm_neon_arm64.s", sg.Bytes(), 0o644))
 	must(os.WriteFile("sgemm_decl_arm64.go", decl.Bytes(), 0o644))
 	must(os.WriteFile("quant_neon_arm64.s", q.Bytes(), 0o644))
@@ -111,15 +126,29 @@ func must(err error) {
 	}
 }
 
-// The SGEMM micro-tile: up to 8 rows × 12 columns (3 vectors of 4).
-// Accumulators V0..V23 (row r, vector j in V(3r+j)), the B row in
-// V24..V26, A in V28 (rows 0-3) and V29 (rows 4-7), with V30/V31 for the
-// third row of a 3-row group.
+// The SGEMM micro-tile: up to 6 rows × 16 columns (nv = 4 vectors of 4).
+// Accumulators V0..V23 (row r, vector j in V(nv·r+j)), the B row in
+// V24..V27, A in V28 (rows 0-3) and V29 (rows 4-5), with V30 for the third
+// row of a 3-row group. The panel width 16 is the generic one and divides
+// 32, which callers that align column chunks for every ISA rely on.
 const (
-	neonMR = 8
-	neonNR = 12
+	neonMR = 6
+	neonNR = 16
+	nv     = neonNR / 4
 	unroll = 4
 )
+
+// vlist returns the register list [Vfirst.S4, ..., V(first+n-1).S4].
+func vlist(first, n int) string {
+	l := "["
+	for i := range n {
+		if i > 0 {
+			l += ", "
+		}
+		l += fmt.Sprintf("V%d.S4", first+i)
+	}
+	return l + "]"
+}
 
 // aLane returns the register and lane holding row r of the A step.
 func aLane(mr, r int) (reg, lane int) {
@@ -140,7 +169,7 @@ func genSgemm(w *asm, mr int) {
 	w.op("MOVD c+24(FP), R3")
 	w.op("MOVD ldc+32(FP), R4")
 	w.op("LSL $2, R4, R4")
-	for i := 0; i < 3*mr; i++ {
+	for i := 0; i < nv*mr; i++ {
 		w.op("VEOR V%d.B16, V%d.B16, V%d.B16", i, i, i)
 	}
 	step := func(u int) {
@@ -159,11 +188,11 @@ func genSgemm(w *asm, mr int) {
 				w.op("FMOVS %d(R1), F%d", off, 28+g)
 			}
 		}
-		w.op("VLD1.P 48(R2), [V24.S4, V25.S4, V26.S4]")
-		for j := 0; j < 3; j++ {
+		w.op("VLD1.P %d(R2), %s", 16*nv, vlist(24, nv))
+		for j := 0; j < nv; j++ {
 			for r := 0; r < mr; r++ {
 				reg, lane := aLane(mr, r)
-				w.word(fmlaElem(3*r+j, 24+j, reg, lane))
+				w.word(fmlaElem(nv*r+j, 24+j, reg, lane))
 			}
 		}
 	}
@@ -186,15 +215,15 @@ func genSgemm(w *asm, mr int) {
 	w.op("CBZ R5, %s_put", name)
 	w.op("MOVD R3, R6")
 	for r := 0; r < mr; r++ {
-		w.op("VLD1 (R6), [V24.S4, V25.S4, V26.S4]")
-		for j := 0; j < 3; j++ {
-			w.word(fadd4s(3*r+j, 3*r+j, 24+j))
+		w.op("VLD1 (R6), %s", vlist(24, nv))
+		for j := 0; j < nv; j++ {
+			w.word(fadd4s(nv*r+j, nv*r+j, 24+j))
 		}
 		w.op("ADD R4, R6, R6")
 	}
 	fmt.Fprintf(w, "%s_put:\n", name)
 	for r := 0; r < mr; r++ {
-		w.op("VST1 [V%d.S4, V%d.S4, V%d.S4], (R3)", 3*r, 3*r+1, 3*r+2)
+		w.op("VST1 %s, (R3)", vlist(nv*r, nv))
 		w.op("ADD R4, R3, R3")
 	}
 	w.op("RET")
@@ -372,5 +401,120 @@ func genDot4(w *asm, q4, dot bool) {
 	w.word(faddp4s(20, 20, 22))
 	w.op("MOVD out+48(FP), R5")
 	w.op("VST1 [V20.S4], (R5)")
+	w.op("RET")
+}
+
+// genMMLA writes func dotQ{8,4}MMLA(nb int, w *byte, rb int, qs *int8, d *float32, k int, out *float32):
+// two weight rows (at w and w+rb) times four activation rows (row r at
+// qs + r·k, its block scales at d + r·nb), out[2r+c] = activation row r ·
+// weight row c, with SMMLA (FEAT_I8MM). SMMLA Vd.4S, Vn.16B, Vm.16B adds
+// the 2×2 products of two 8-byte rows of Vn with two of Vm, so each 8-byte
+// slice s of a block is zipped (ZIP1/ZIP2 .2D) into [w0 slice s, w1 slice
+// s] and [a(r) slice s, a(r+1) slice s]; the sums come out as
+// [r·w0, r·w1, (r+1)·w0, (r+1)·w1], which the scale vector
+// [da(r)·dw0, da(r)·dw1, da(r+1)·dw0, da(r+1)·dw1] matches lane by lane.
+//
+// Registers: raw weights V0-V3 (Q4_0: packed bytes in V4/V5 first),
+// zipped weight slices V4-V7, weight scales V16 = [dw0, dw1, dw0, dw1];
+// activation pair 0 in V8-V11 (zipped into V12, V13, V8, V10), its int
+// sums V14 and scales V15; pair 1 in V17-V20 (zipped into V21, V22, V17,
+// V19), V23, V26; float sums V24 (rows 0, 1) and V25 (rows 2, 3).
+func genMMLA(w *asm, q4 bool) {
+	name := "dotQ8MMLA"
+	if q4 {
+		name = "dotQ4MMLA"
+	}
+	fmt.Fprintf(w, "\n// func %s(nb int, w *byte, rb int, qs *int8, d *float32, k int, out *float32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	w.op("MOVD nb+0(FP), R0")
+	w.op("MOVD w+8(FP), R1")
+	w.op("MOVD rb+16(FP), R4")
+	w.op("ADD R1, R4, R4")
+	w.op("MOVD qs+24(FP), R2")
+	w.op("MOVD d+32(FP), R3")
+	w.op("MOVD k+40(FP), R8")
+	w.op("ADD R8, R2, R9")
+	w.op("ADD R8, R9, R10")
+	w.op("ADD R8, R10, R11")
+	w.op("LSL $2, R0, R12")
+	w.op("ADD R12, R3, R13")
+	w.op("ADD R12, R13, R14")
+	w.op("ADD R12, R14, R15")
+	w.op("VEOR V24.B16, V24.B16, V24.B16")
+	w.op("VEOR V25.B16, V25.B16, V25.B16")
+	consts(w, q4)
+	fmt.Fprintf(w, "%s_loop:\n", name)
+	// The two weight scales as [dw0, dw1, dw0, dw1]: four halves in one
+	// 64-bit register, widened by FCVTL.
+	w.op("MOVHU.P 2(R1), R6")
+	w.op("MOVHU.P 2(R4), R7")
+	w.op("ORR R7<<16, R6, R6")
+	w.op("ORR R6<<32, R6, R6")
+	w.op("FMOVD R6, F16")
+	w.word(fcvtl4s(16, 16))
+	if q4 {
+		w.op("VLD1.P 16(R1), [V4.B16]")
+		w.op("VLD1.P 16(R4), [V5.B16]")
+		for i, src := range []int{4, 5} {
+			lo, hi := 2*i, 2*i+1
+			w.op("VAND V30.B16, V%d.B16, V%d.B16", src, lo)
+			w.op("VUSHR $4, V%d.B16, V%d.B16", src, hi)
+			w.op("VSUB V31.B16, V%d.B16, V%d.B16", lo, lo)
+			w.op("VSUB V31.B16, V%d.B16, V%d.B16", hi, hi)
+		}
+		// Now V0/V1 hold row 0's elements 0-15/16-31, V2/V3 row 1's.
+	} else {
+		w.op("VLD1.P 32(R1), [V0.B16, V1.B16]")
+		w.op("VLD1.P 32(R4), [V2.B16, V3.B16]")
+	}
+	w.op("VZIP1 V2.D2, V0.D2, V4.D2")
+	w.op("VZIP2 V2.D2, V0.D2, V5.D2")
+	w.op("VZIP1 V3.D2, V1.D2, V6.D2")
+	w.op("VZIP2 V3.D2, V1.D2, V7.D2")
+	type pair struct {
+		ra, rb, da, db int    // activation and scale pointers of the two rows
+		raw            [4]int // row a: elements 0-15, 16-31; row b: same
+		zip            [4]int // slices 0-3
+		sum, scale     int
+		acc            int
+	}
+	pairs := []pair{
+		{2, 9, 3, 13, [4]int{8, 9, 10, 11}, [4]int{12, 13, 8, 10}, 14, 15, 24},
+		{10, 11, 14, 15, [4]int{17, 18, 19, 20}, [4]int{21, 22, 17, 19}, 23, 26, 25},
+	}
+	for _, p := range pairs {
+		w.op("VLD1.P 32(R%d), [V%d.B16, V%d.B16]", p.ra, p.raw[0], p.raw[1])
+		w.op("VLD1.P 32(R%d), [V%d.B16, V%d.B16]", p.rb, p.raw[2], p.raw[3])
+	}
+	for _, p := range pairs {
+		// zip order matters: slices 0/1 first free raw[0] and raw[2].
+		w.op("VZIP1 V%d.D2, V%d.D2, V%d.D2", p.raw[2], p.raw[0], p.zip[0])
+		w.op("VZIP2 V%d.D2, V%d.D2, V%d.D2", p.raw[2], p.raw[0], p.zip[1])
+		w.op("VZIP1 V%d.D2, V%d.D2, V%d.D2", p.raw[3], p.raw[1], p.zip[2])
+		w.op("VZIP2 V%d.D2, V%d.D2, V%d.D2", p.raw[3], p.raw[1], p.zip[3])
+		w.op("VEOR V%d.B16, V%d.B16, V%d.B16", p.sum, p.sum, p.sum)
+	}
+	for s := 0; s < 4; s++ {
+		for _, p := range pairs {
+			w.word(smmla(p.sum, p.zip[s], 4+s))
+		}
+	}
+	// Scales [da, da, db, db]·[dw0, dw1, dw0, dw1] (float32 bits
+	// duplicated in general registers, then moved into the vector).
+	for _, p := range pairs {
+		w.op("MOVWU.P 4(R%d), R6", p.da)
+		w.op("MOVWU.P 4(R%d), R7", p.db)
+		w.op("ORR R6<<32, R6, R6")
+		w.op("ORR R7<<32, R7, R7")
+		w.op("FMOVD R6, F%d", p.scale)
+		w.op("VMOV R7, V%d.D[1]", p.scale)
+		w.word(fmul4s(p.scale, p.scale, 16))
+		w.word(scvtf4s(p.sum, p.sum))
+		w.op("VFMLA V%d.S4, V%d.S4, V%d.S4", p.scale, p.sum, p.acc)
+	}
+	w.op("SUBS $1, R0, R0")
+	w.op("BNE %s_loop", name)
+	w.op("MOVD out+48(FP), R5")
+	w.op("VST1 [V24.S4, V25.S4], (R5)")
 	w.op("RET")
 }

@@ -16,13 +16,14 @@ const (
 	AVX512             // amd64: AVX-512 F/BW/VL/DQ (+VNNI for the quantized kernels)
 	NEON               // arm64: Advanced SIMD (every ARMv8-A core)
 	DotProd            // arm64: NEON + SDOT (FEAT_DotProd, ARMv8.2+)
+	I8MM               // arm64: DotProd + SMMLA (FEAT_I8MM, ARMv8.6+)
 )
 
-var isaNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", NEON: "neon", DotProd: "dotprod"}
+var isaNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", NEON: "neon", DotProd: "dotprod", I8MM: "i8mm"}
 
 // isaArch is the GOARCH of each level's instructions ("" for Generic).
 // Levels are ordered only within one GOARCH.
-var isaArch = [...]string{AVX2: "amd64", AVX512: "amd64", NEON: "arm64", DotProd: "arm64"}
+var isaArch = [...]string{AVX2: "amd64", AVX512: "amd64", NEON: "arm64", DotProd: "arm64", I8MM: "arm64"}
 
 func (i ISA) String() string {
 	if i >= 0 && int(i) < len(isaNames) {
@@ -63,7 +64,7 @@ func Levels() []ISA {
 	return l
 }
 
-// SetISA forces the kernels to a level by name ("avx512", "avx2",
+// SetISA forces the kernels to a level by name ("avx512", "avx2", "i8mm",
 // "dotprod", "neon", "generic"), for tests and benchmarks, and returns the
 // previous level. It fails for an unknown name or a level the machine
 // lacks. Panel layouts depend on the level: pack B again after changing it.

@@ -154,3 +154,141 @@ q4ga2_done:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// ROWX4 is one activation row's share of a group in dotQ4G512x4: the
+// unpacked codes are in Z1 (low nibbles) and Z4 (high), the weight scales
+// in Z3; the row's record is at rec. i, d: int and scale temporaries.
+#define ROWX4(rec, i, d, acc) \
+	VBROADCASTI32X4 144 rec, i \
+	VPDPBUSD rec, Z1, i \
+	VPDPBUSD 64 rec, Z4, i \
+	VCVTDQ2PS i, i \
+	VBROADCASTF32X4 128 rec, d \
+	VMULPS Z3, d, d \
+	VFMADD231PS i, d, acc
+
+// HSX4 stores the horizontal sum of src (ysrc: its low half) at off(AX).
+#define HSX4(src, ysrc, off) \
+	VEXTRACTF64X4 $1, src, Y1 \
+	VADDPS Y1, ysrc, Y1 \
+	VEXTRACTF128 $1, Y1, X0 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, off(AX)
+
+// func dotQ4G512x4(ng int, w *byte, lay *byte, ld int, out *float32)
+//
+// dotQ4G512 for four activation rows (interleaved records at lay, lay+ld,
+// lay+2·ld, lay+3·ld) against one weight row: each group is loaded and
+// unpacked once for the four rows (quantized GEMM, prefill). One group per
+// iteration; the second load takes only the group's last 8 bytes (mask
+// K1), so nothing past the row is read.
+TEXT ·dotQ4G512x4(SB), NOSPLIT, $0-40
+	MOVQ ng+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ lay+16(FP), DI
+	MOVQ ld+24(FP), R10
+	LEAQ (DI)(R10*2), R11
+	ADDQ R10, R11
+	VMOVDQU64 ·q4gIdx+0(SB), Z24
+	VMOVDQU64 ·q4gIdx+64(SB), Z25
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z29
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ CX, CX
+	JEQ q4gx4_done
+q4gx4_loop:
+	VMOVDQU64 (SI), Z1
+	VMOVDQU8.Z 64(SI), K1, Z2
+	VMOVDQA64 Z1, Z3
+	VPERMT2B Z2, Z24, Z3
+	VPERMT2B Z2, Z25, Z1
+	VPSRLW $4, Z1, Z4
+	VPANDD Z29, Z1, Z1
+	VPANDD Z29, Z4, Z4
+	VCVTPH2PS Y3, Z3
+	ROWX4((DI), Z5, Z9, Z16)
+	ROWX4((DI)(R10*1), Z6, Z10, Z17)
+	ROWX4((DI)(R10*2), Z7, Z11, Z18)
+	ROWX4((R11), Z8, Z12, Z19)
+	ADDQ $72, SI
+	ADDQ $160, DI
+	ADDQ $160, R11
+	DECQ CX
+	JNZ q4gx4_loop
+q4gx4_done:
+	MOVQ out+32(FP), AX
+	HSX4(Z16, Y16, 0)
+	HSX4(Z17, Y17, 4)
+	HSX4(Z18, Y18, 8)
+	HSX4(Z19, Y19, 12)
+	VZEROUPPER
+	RET
+
+// W2ROW is one weight row's share of a group in dotQ4G512w2: the row's
+// group at off(SI) (mask K1: its last 8 bytes), the activations in Z20
+// (low nibbles) and Z21 (high), bias Z22 and scales Z23 broadcast.
+#define W2ROW(base, acc) \
+	VMOVDQU64 (base), Z1 \
+	VMOVDQU8.Z 64(base), K1, Z2 \
+	VMOVDQA64 Z1, Z3 \
+	VPERMT2B Z2, Z24, Z3 \
+	VPERMT2B Z2, Z25, Z1 \
+	VPSRLW $4, Z1, Z4 \
+	VPANDD Z29, Z1, Z1 \
+	VPANDD Z29, Z4, Z4 \
+	VMOVDQA64 Z22, Z5 \
+	VPDPBUSD Z20, Z1, Z5 \
+	VPDPBUSD Z21, Z4, Z5 \
+	VCVTDQ2PS Z5, Z5 \
+	VCVTPH2PS Y3, Z3 \
+	VMULPS Z23, Z3, Z3 \
+	VFMADD231PS Z5, Z3, acc
+
+// func dotQ4G512w2(ng int, w *byte, rb int, lay *byte, out *float32)
+//
+// dotQ4G512 for two weight rows (w and w+rb) against one activation row:
+// the activations, biases and scales of each group are loaded once for
+// both rows (decode GEMV: half the L1 reads per weight byte).
+TEXT ·dotQ4G512w2(SB), NOSPLIT, $0-40
+	MOVQ ng+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ rb+16(FP), R10
+	ADDQ SI, R10
+	MOVQ lay+24(FP), DI
+	VMOVDQU64 ·q4gIdx+0(SB), Z24
+	VMOVDQU64 ·q4gIdx+64(SB), Z25
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z29
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ CX, CX
+	JEQ q4gw2_done
+q4gw2_loop:
+	VMOVDQU64 (DI), Z20
+	VMOVDQU64 64(DI), Z21
+	VBROADCASTI32X4 144(DI), Z22
+	VBROADCASTF32X4 128(DI), Z23
+	W2ROW(SI, Z16)
+	W2ROW(R10, Z17)
+	ADDQ $72, SI
+	ADDQ $72, R10
+	ADDQ $160, DI
+	DECQ CX
+	JNZ q4gw2_loop
+q4gw2_done:
+	MOVQ out+32(FP), AX
+	HSX4(Z16, Y16, 0)
+	HSX4(Z17, Y17, 4)
+	VZEROUPPER
+	RET

@@ -89,10 +89,15 @@ func grow[T any](s []T, n int) []T {
 // for Q6_K, qs are the codes, s1 d16 and s2 b16.
 type qkDot func(nsb int, w []byte, qs []int8, s1, s2 []float32) float32
 
-// qkSpec describes the K-quant kernel chosen for a type and ISA level.
+// qkDot4 is qkDot for four activation rows: row r's codes start at r·K in
+// qs, its floats at r·ld in s1 and s2; nsb >= 1.
+type qkDot4 func(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32)
+
+// qkSpec describes the K-quant kernels chosen for a type and ISA level.
 type qkSpec struct {
 	dot     qkDot
-	ordered bool // Q4_K: dot wants the q4kOrder activation layout
+	dot4    qkDot4 // nil where there is no four-row kernel
+	ordered bool   // Q4_K: the kernels want the q4kOrder activation layout
 }
 
 // kScaleMin unpacks the 6-bit scale and min of sub-block j of a Q4_K
@@ -189,7 +194,22 @@ type qkJob struct {
 func (j *qkJob) Task(_, t int) {
 	K := j.nsb * qkSuper
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
-	for m := 0; m < j.M; m++ {
+	m := 0
+	if d4 := j.spec.dot4; d4 != nil && j.nsb > 0 {
+		// Four activation rows per pass over each weight row.
+		var out [4]float32
+		for ; m+4 <= j.M; m += 4 {
+			qs := j.qs[m*K : (m+4)*K]
+			s1, s2 := j.s1[m*j.n1:(m+4)*j.n1], j.s2[m*j.n1:(m+4)*j.n1]
+			for n := n0; n < n1; n++ {
+				d4(j.nsb, j.w[n*j.rb:(n+1)*j.rb], qs, s1, s2, K, j.n1, &out)
+				for r, v := range out {
+					j.y[(m+r)*j.ldy+n] = v
+				}
+			}
+		}
+	}
+	for ; m < j.M; m++ {
 		qs := j.qs[m*K : (m+1)*K]
 		s1, s2 := j.s1[m*j.n1:(m+1)*j.n1], j.s2[m*j.n1:(m+1)*j.n1]
 		for n := n0; n < n1; n++ {

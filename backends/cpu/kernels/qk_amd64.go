@@ -8,6 +8,21 @@ import "github.com/weftrt/weft/ir"
 func dotQ4K512(nsb int, w *byte, qs *int8, da *float32, sig *float32) float32
 
 //go:noescape
+func dotQ4KAVX2(nsb int, w *byte, qs *int8, da *float32, sig *float32) float32
+
+//go:noescape
+func dotQ6KAVX2(nsb int, w *byte, qs *int8, d16 *float32, b16 *float32) float32
+
+//go:noescape
+func dotQ4K512x4(nsb int, w *byte, qs *int8, s1 *float32, s2 *float32, k int, ld int, out *float32)
+
+//go:noescape
+func dotQ6K512x4(nsb int, w *byte, qs *int8, s1 *float32, s2 *float32, k int, ld int, out *float32)
+
+// qk2Idx is the VPERMPS order of dotQ6KAVX2's reduced sub-block sums.
+var qk2Idx = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
+
+//go:noescape
 func dotQ6K512(nsb int, w *byte, qs *int8, d16 *float32, b16 *float32) float32
 
 // qkIdx holds the VPERMPS indices that spread the per-sub-block scales of
@@ -30,11 +45,15 @@ func qkFunc(dt ir.DType, isa ISA) qkSpec {
 	vnni := isa >= AVX512 && hasVNNI
 	switch {
 	case dt == ir.Q4_K && vnni:
-		return qkSpec{dot: q4K512, ordered: true}
+		return qkSpec{dot: q4K512, dot4: q4K512x4, ordered: true}
+	case dt == ir.Q4_K && isa >= AVX2:
+		return qkSpec{dot: q4KAVX2}
 	case dt == ir.Q4_K:
 		return qkSpec{dot: dotQ4KGeneric}
 	case vnni:
-		return qkSpec{dot: q6K512}
+		return qkSpec{dot: q6K512, dot4: q6K512x4}
+	case isa >= AVX2:
+		return qkSpec{dot: q6KAVX2}
 	}
 	return qkSpec{dot: dotQ6KGeneric}
 }
@@ -53,4 +72,32 @@ func q6K512(nsb int, w []byte, qs []int8, d16, b16 []float32) float32 {
 	}
 	_, _, _, _ = w[nsb*210-1], qs[nsb*qkSuper-1], d16[nsb*16-1], b16[nsb*16-1]
 	return dotQ6K512(nsb, &w[0], &qs[0], &d16[0], &b16[0])
+}
+
+func q4KAVX2(nsb int, w []byte, qs []int8, da, sig []float32) float32 {
+	if nsb == 0 {
+		return 0
+	}
+	_, _, _, _ = w[nsb*144-1], qs[nsb*qkSuper-1], da[nsb*8-1], sig[nsb*8-1]
+	return dotQ4KAVX2(nsb, &w[0], &qs[0], &da[0], &sig[0])
+}
+
+func q6KAVX2(nsb int, w []byte, qs []int8, d16, b16 []float32) float32 {
+	if nsb == 0 {
+		return 0
+	}
+	_, _, _, _ = w[nsb*210-1], qs[nsb*qkSuper-1], d16[nsb*16-1], b16[nsb*16-1]
+	return dotQ6KAVX2(nsb, &w[0], &qs[0], &d16[0], &b16[0])
+}
+
+// q4K512x4 and q6K512x4 adapt the four-row kernels: rows of K codes and
+// of ld floats in s1 and s2.
+func q4K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32) {
+	_, _, _, _ = w[nsb*144-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*8-1], s2[3*ld+nsb*8-1]
+	dotQ4K512x4(nsb, &w[0], &qs[0], &s1[0], &s2[0], K, 4*ld, &out[0])
+}
+
+func q6K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32) {
+	_, _, _, _ = w[nsb*210-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*16-1], s2[3*ld+nsb*16-1]
+	dotQ6K512x4(nsb, &w[0], &qs[0], &s1[0], &s2[0], K, 4*ld, &out[0])
 }

@@ -5,74 +5,96 @@ import (
 	"math"
 )
 
-// The q4_0 group layouts of the quantized activations, built once per
+// The group layouts of the quantized activations, built once per
 // QuantizeActs (on the first QMatMul that wants one) for the SIMD row dot
-// products that take four Q4_0 blocks at a time. Row m's activation blocks
-// 4g..4g+3 become one record; both kinds hold, in this order, the
-// activations of the low nibbles (a_i[0:16] of the four blocks i, 64
-// bytes), those of the high nibbles (a_i[16:32], 64 bytes), the activation
-// scales da_i (float32) and the biases 2·nsum_i (int32: the four lanes of a
-// block add up to -8·Σa_i, the -8 offset of the Q4_0 codes). They differ
-// in which block a 32-bit lane j belongs to:
+// products that take several blocks at a time. Row m's activation blocks
+// form one record per group of blocks; blocks past the last full group
+// are left to the plain row dot. A 32-bit lane j of a vector belongs to
+// block j/4 or j%4 (j%2 for pairs) of its group:
 //
-//	qLayLanes        block j/4 (128-bit lane i = block i): 256 bytes, the
-//	                 scales and biases spread to 16 lanes each; the AVX2
-//	                 kernel reads a record as two pairs of blocks.
-//	qLayInterleaved  block j%4: 160 bytes, the activation bytes 4(j/4)..+3
-//	                 in dword j, 4 scales and 4 biases (broadcast to 16
-//	                 lanes by the kernel).
-//
-// Blocks past the last full group of four are left to the plain row dot.
+//	qLayLanes        Q4_0, 4 blocks, lane j in block j/4 (128-bit lane i =
+//	                 block i), 256 bytes: the activations of the low
+//	                 nibbles (a_i[0:16] per block, 64 bytes), those of the
+//	                 high nibbles (a_i[16:32]), 16 float32 activation
+//	                 scales and 16 int32 biases 2·nsum_i (4 lanes a block,
+//	                 adding up to -8·Σa_i: the -8 offset of the Q4_0
+//	                 codes). The AVX2 kernel reads it as two pairs.
+//	qLayInterleaved  Q4_0, 4 blocks, lane j in block j%4, 160 bytes: the
+//	                 same 128 activation bytes with block j%4's bytes
+//	                 4(j/4)..+3 in dword j, then 4 scales and 4 biases
+//	                 (the kernel broadcasts them to 16 lanes).
+//	qLayQ8           Q8_0, 2 blocks, lane j in block j%2, 80 bytes: the 64
+//	                 activations, block j%2's bytes 4(j/2)..+3 in dword j,
+//	                 2 scales and 2 biases 16·nsum_i (8 lanes a block,
+//	                 adding up to -128·Σa_i: the kernel adds 128 to the
+//	                 signed codes to use VPDPBUSD).
 type qLayout int
 
 const (
 	qLayLanes qLayout = iota + 1
 	qLayInterleaved
+	qLayQ8
 )
-
-// qGroup is the number of blocks per record.
-const qGroup = 4
 
 // bytes returns the size of one record of the layout.
 func (l qLayout) bytes() int {
-	if l == qLayLanes {
+	switch l {
+	case qLayLanes:
 		return 256
+	case qLayInterleaved:
+		return 160
 	}
-	return 160
+	return 80
 }
 
-// q4Groups returns the q4_0 group layout l of q, building it on first use
-// after QuantizeActs.
-func (q *QuantizedActs) q4Groups(l qLayout) []byte {
+// blocks returns the number of blocks per record.
+func (l qLayout) blocks() int {
+	if l == qLayQ8 {
+		return 2
+	}
+	return 4
+}
+
+// qGroups returns the group layout l of q, building it on first use after
+// QuantizeActs.
+func (q *QuantizedActs) qGroups(l qLayout) []byte {
 	if q.g4ok == l {
 		return q.g4
 	}
 	nb := q.K / qBlock
-	ng, rec := nb/qGroup, l.bytes()
+	gb, rec := l.blocks(), l.bytes()
+	ng := nb / gb
 	q.g4 = grow(q.g4, q.M*ng*rec)
 	for m := 0; m < q.M; m++ {
 		for g := 0; g < ng; g++ {
 			r := q.g4[(m*ng+g)*rec : (m*ng+g+1)*rec]
-			for i := 0; i < qGroup; i++ {
-				b := m*nb + g*qGroup + i
+			for i := 0; i < gb; i++ {
+				b := m*nb + g*gb + i
 				a := q.qs[b*qBlock : (b+1)*qBlock]
-				db, bias := math.Float32bits(q.d[b]), uint32(2*q.nsum[b])
-				if l == qLayLanes {
+				db := math.Float32bits(q.d[b])
+				switch l {
+				case qLayLanes:
 					for e := 0; e < 16; e++ {
 						r[16*i+e], r[64+16*i+e] = byte(a[e]), byte(a[16+e])
 					}
 					for e := 0; e < 4; e++ {
 						binary.LittleEndian.PutUint32(r[128+16*i+4*e:], db)
-						binary.LittleEndian.PutUint32(r[192+16*i+4*e:], bias)
+						binary.LittleEndian.PutUint32(r[192+16*i+4*e:], uint32(2*q.nsum[b]))
 					}
-					continue
+				case qLayInterleaved:
+					for e := 0; e < 16; e++ {
+						at := 4*(4*(e/4)+i) + e%4 // dword 4(e/4)+i, byte e%4
+						r[at], r[64+at] = byte(a[e]), byte(a[16+e])
+					}
+					binary.LittleEndian.PutUint32(r[128+4*i:], db)
+					binary.LittleEndian.PutUint32(r[144+4*i:], uint32(2*q.nsum[b]))
+				case qLayQ8:
+					for e := 0; e < 32; e++ {
+						r[4*(2*(e/4)+i)+e%4] = byte(a[e]) // dword 2(e/4)+i, byte e%4
+					}
+					binary.LittleEndian.PutUint32(r[64+4*i:], db)
+					binary.LittleEndian.PutUint32(r[72+4*i:], uint32(16*q.nsum[b]))
 				}
-				for e := 0; e < 16; e++ {
-					at := 4*(4*(e/4)+i) + e%4 // dword 4(e/4)+i, byte e%4
-					r[at], r[64+at] = byte(a[e]), byte(a[16+e])
-				}
-				binary.LittleEndian.PutUint32(r[128+4*i:], db)
-				binary.LittleEndian.PutUint32(r[144+4*i:], bias)
 			}
 		}
 	}
@@ -80,7 +102,11 @@ func (q *QuantizedActs) q4Groups(l qLayout) []byte {
 	return q.g4
 }
 
-// qGroupDot is a row dot product over ng full groups of four blocks: the
-// weights w (ng·4 blocks) against the records lay (ng of them) of one
+// qGroupDot is a row dot product over ng full groups of blocks: the
+// weights w (ng groups) against the records lay (ng of them) of one
 // activation row.
 type qGroupDot func(ng int, w []byte, lay []byte) float32
+
+// qGroupDot4 is qGroupDot for four activation rows whose records start at
+// lay, lay+ld, lay+2·ld and lay+3·ld (bytes), writing four sums.
+type qGroupDot4 func(ng int, w []byte, lay []byte, ld int, out *[4]float32)

@@ -41,23 +41,64 @@ var q4gIdx = func() (t [256]byte) {
 // qGroupFunc returns the grouped row dot product for dt at isa, or nil
 // where there is none (then QMatMul uses the plain row dot).
 func qGroupFunc(dt ir.DType, isa ISA) (qGroupDot, qLayout) {
-	if dt != ir.Q4_0 {
-		return nil, 0
-	}
+	vbmi := isa >= AVX512 && hasVNNI && hasVBMI
 	switch {
-	case isa >= AVX512 && hasVNNI && hasVBMI:
+	case dt == ir.Q4_0 && vbmi:
 		return q4G512, qLayInterleaved
-	case isa >= AVX2:
+	case dt == ir.Q4_0 && isa >= AVX2:
 		return q4GAVX2, qLayLanes
+	case dt == ir.Q8_0 && vbmi:
+		return q8G512, qLayQ8
 	}
 	return nil, 0
+}
+
+// qGroup4Func returns the four-activation-row grouped dot product for dt
+// at isa (records of the layout qGroupFunc names), or nil.
+func qGroup4Func(dt ir.DType, isa ISA) qGroupDot4 {
+	if isa < AVX512 || !hasVNNI || !hasVBMI {
+		return nil
+	}
+	switch dt {
+	case ir.Q4_0:
+		return q4G512x4
+	case ir.Q8_0:
+		return q8G512x4
+	}
+	return nil
+}
+
+func q8G512x4(np int, w []byte, lay []byte, ld int, out *[4]float32) {
+	if np == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_, _ = w[np*2*34-1], lay[3*ld+np*qLayQ8.bytes()-1]
+	dotQ8G512x4(np, &w[0], &lay[0], ld, &out[0])
+}
+
+func q8G512(np int, w []byte, lay []byte) float32 {
+	if np == 0 {
+		return 0
+	}
+	_, _ = w[np*2*34-1], lay[np*qLayQ8.bytes()-1]
+	return dotQ8G512(np, &w[0], &lay[0])
+}
+
+func q4G512x4(ng int, w []byte, lay []byte, ld int, out *[4]float32) {
+	if ng == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_, _ = w[ng*4*18-1], lay[3*ld+ng*qLayInterleaved.bytes()-1]
+	dotQ4G512x4(ng, &w[0], &lay[0], ld, &out[0])
 }
 
 func q4G512(ng int, w []byte, lay []byte) float32 {
 	if ng == 0 {
 		return 0
 	}
-	_, _ = w[ng*qGroup*18-1], lay[ng*qLayInterleaved.bytes()-1]
+	_, _ = w[ng*4*18-1], lay[ng*qLayInterleaved.bytes()-1]
 	return dotQ4G512(ng, &w[0], &lay[0])
 }
 
@@ -65,6 +106,38 @@ func q4GAVX2(ng int, w []byte, lay []byte) float32 {
 	if ng == 0 {
 		return 0
 	}
-	_, _ = w[ng*qGroup*18-1], lay[ng*qLayLanes.bytes()-1]
+	_, _ = w[ng*4*18-1], lay[ng*qLayLanes.bytes()-1]
 	return dotQ4GAVX2(ng, &w[0], &lay[0])
 }
+
+//go:noescape
+func dotQ8G512(np int, w *byte, lay *byte) float32
+
+//go:noescape
+func dotQ8G512x4(np int, w *byte, lay *byte, ld int, out *float32)
+
+// q8gIdx holds the VPERMT2B indices of dotQ8G512 for a pair of Q8_0 blocks
+// that starts at byte r = 0 ([0:128)) or r = 4 ([128:256)) of two
+// consecutive 64-byte loads: the scale indices (word j = the f16 scale of
+// block j%2), then the code indices (dword j = bytes 4(j/2)..4(j/2)+3 of
+// the 32 codes of block j%2).
+var q8gIdx = func() (t [256]byte) {
+	for h, r := range []int{0, 4} {
+		s, c := t[128*h:128*h+64], t[128*h+64:128*h+128]
+		for w := 0; w < 32; w++ {
+			blk := r + 34*(w%2)
+			s[2*w], s[2*w+1] = byte(blk), byte(blk+1)
+		}
+		for p := 0; p < 64; p++ {
+			j := p / 4
+			c[p] = byte(r + 34*(j%2) + 2 + 4*(j/2) + p%4)
+		}
+	}
+	return t
+}()
+
+//go:noescape
+func dotQ4G512x4(ng int, w *byte, lay *byte, ld int, out *float32)
+
+//go:noescape
+func dotQ4G512w2(ng int, w *byte, rb int, lay *byte, out *float32)

@@ -133,8 +133,14 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	j := qJobPool.Get().(*qJob)
 	isa := CurrentISA()
 	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa)}
-	if g, l := qGroupFunc(dt, isa); g != nil && x.K/qBlock >= qGroup {
-		j.grp, j.lay, j.rec = g, x.q4Groups(l), l.bytes()
+	if g, l := qGroupFunc(dt, isa); g != nil && x.K/qBlock >= l.blocks() {
+		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
+		if x.M >= 4 {
+			j.grp4 = qGroup4Func(dt, isa)
+		}
+	}
+	if qPairFunc != nil && x.M >= 4 {
+		j.pair = qPairFunc(dt, isa)
 	}
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough
 	// for balance.
@@ -165,18 +171,36 @@ type qJob struct {
 	ldy  int
 	rows int
 	dot  qDot
-	grp  qGroupDot // nil, or the grouped row dot for single rows
-	lay  []byte    // x's group layout when grp is set
-	rec  int       // bytes per record of lay
+	grp  qGroupDot  // nil, or the grouped row dot for single rows
+	lay  []byte     // x's group layout when grp is set
+	rec  int        // bytes per record of lay
+	gb   int        // blocks per record
+	grp4 qGroupDot4 // nil, or grp for four activation rows
+	pair func(j *qJob, n int)
 }
+
+// qPairFunc, where an architecture sets it (arm64, for I8MM), returns the
+// body that fills output columns n and n+1 of a job with at least four
+// activation rows (two weight rows per pass), or nil.
+var qPairFunc func(dt ir.DType, isa ISA) func(j *qJob, n int)
 
 var qJobPool = sync.Pool{New: func() any { return new(qJob) }}
 
 // Task computes rows [t*rows, (t+1)*rows) of the output's columns.
 func (j *qJob) Task(_, t int) {
+	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
+	if j.grp4 != nil {
+		j.taskGrouped(n0, n1)
+		return
+	}
 	x := j.x
 	nb := x.K / qBlock
-	for n := t * j.rows; n < min(j.N, (t+1)*j.rows); n++ {
+	for n := n0; n < n1; n++ {
+		if j.pair != nil && n+1 < n1 {
+			j.pair(j, n) // columns n and n+1
+			n++
+			continue
+		}
 		wr := j.w[n*j.rb : (n+1)*j.rb]
 		m := 0
 		if j.dot4 != nil && nb > 0 {
@@ -195,6 +219,39 @@ func (j *qJob) Task(_, t int) {
 	}
 }
 
+// taskGrouped is Task with the four-row grouped kernel: tiles of four
+// activation rows (their records, 4·ng·rec bytes, stay in L1) against
+// every weight row of the task (which stay in L2 after the first tile), so
+// each weight block comes from memory once and is unpacked once per tile.
+func (j *qJob) taskGrouped(n0, n1 int) {
+	x := j.x
+	nb := x.K / qBlock
+	ng := nb / j.gb
+	ld, b0 := ng*j.rec, ng*j.gb
+	bb := j.rb / nb
+	var out [4]float32
+	m := 0
+	for ; m+4 <= x.M; m += 4 {
+		lay := j.lay[m*ld : (m+4)*ld]
+		for n := n0; n < n1; n++ {
+			wr := j.w[n*j.rb : (n+1)*j.rb]
+			j.grp4(ng, wr, lay, ld, &out)
+			for r, v := range out {
+				if b0 < nb {
+					mr := m + r
+					v += j.dot(nb-b0, wr[b0*bb:], x.qs[(mr*nb+b0)*qBlock:(mr+1)*x.K], x.d[mr*nb+b0:(mr+1)*nb], x.nsum[mr*nb+b0:(mr+1)*nb])
+				}
+				j.y[(m+r)*j.ldy+n] = v
+			}
+		}
+	}
+	for ; m < x.M; m++ {
+		for n := n0; n < n1; n++ {
+			j.y[m*j.ldy+n] = j.rowDot(m, nb, j.w[n*j.rb:(n+1)*j.rb])
+		}
+	}
+}
+
 // rowDot is the dot product of weight row wr with activation row m: the
 // grouped kernel over the full groups of four blocks, the plain one over
 // the rest.
@@ -202,9 +259,9 @@ func (j *qJob) rowDot(m, nb int, wr []byte) float32 {
 	x, b0 := j.x, 0
 	var acc float32
 	if j.grp != nil {
-		ng := nb / qGroup
+		ng := nb / j.gb
 		acc = j.grp(ng, wr, j.lay[m*ng*j.rec:(m+1)*ng*j.rec])
-		b0 = ng * qGroup
+		b0 = ng * j.gb
 	}
 	if b0 < nb {
 		bb := j.rb / nb

@@ -123,3 +123,57 @@ func q4SDOTx4(nb int, w []byte, qs []int8, d []float32, _ []int32, out *[4]float
 	_, _, _ = w[nb*18-1], qs[4*nb*qBlock-1], d[4*nb-1]
 	dotQ4SDOTx4(nb, &w[0], &qs[0], &d[0], nil, nb*qBlock, &out[0])
 }
+
+// The SMMLA kernels: two weight rows (w, w+rb) times four activation rows
+// (row r at qs + r·k, scales at d + r·nb), out[2r+c] = row r · weight row c.
+
+//go:noescape
+func dotQ8MMLA(nb int, w *byte, rb int, qs *int8, d *float32, k int, out *float32)
+
+//go:noescape
+func dotQ4MMLA(nb int, w *byte, rb int, qs *int8, d *float32, k int, out *float32)
+
+func init() { qPairFunc = qPairI8MM }
+
+// qPairI8MM returns the two-weight-row body at the I8MM level.
+func qPairI8MM(dt ir.DType, isa ISA) func(j *qJob, n int) {
+	switch {
+	case isa < I8MM:
+		return nil
+	case dt == ir.Q4_0:
+		return pairQ4MMLA
+	case dt == ir.Q8_0:
+		return pairQ8MMLA
+	}
+	return nil
+}
+
+func pairQ8MMLA(j *qJob, n int) { pairMMLA(j, n, false) }
+func pairQ4MMLA(j *qJob, n int) { pairMMLA(j, n, true) }
+
+// pairMMLA fills output columns n and n+1: four activation rows at a time
+// with SMMLA, the remaining rows with the job's row dot product.
+func pairMMLA(j *qJob, n int, q4 bool) {
+	x := j.x
+	nb := x.K / qBlock
+	w := j.w[n*j.rb : (n+2)*j.rb]
+	var out [8]float32
+	m := 0
+	for ; m+4 <= x.M; m += 4 {
+		qs, d := x.qs[m*x.K:(m+4)*x.K], x.d[m*nb:(m+4)*nb]
+		_, _, _ = w[2*j.rb-1], qs[4*nb*qBlock-1], d[4*nb-1]
+		if q4 {
+			dotQ4MMLA(nb, &w[0], j.rb, &qs[0], &d[0], x.K, &out[0])
+		} else {
+			dotQ8MMLA(nb, &w[0], j.rb, &qs[0], &d[0], x.K, &out[0])
+		}
+		for r := 0; r < 4; r++ {
+			j.y[(m+r)*j.ldy+n] = out[2*r]
+			j.y[(m+r)*j.ldy+n+1] = out[2*r+1]
+		}
+	}
+	for ; m < x.M; m++ {
+		j.y[m*j.ldy+n] = j.rowDot(m, nb, w[:j.rb])
+		j.y[m*j.ldy+n+1] = j.rowDot(m, nb, w[j.rb:])
+	}
+}

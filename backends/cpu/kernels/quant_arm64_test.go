@@ -58,3 +58,41 @@ func TestNEONDotKernels(t *testing.T) {
 func close32(a, b float32) bool {
 	return math.Abs(float64(a-b)) <= 1e-4*(math.Abs(float64(b))+1)
 }
+
+// TestMMLAKernels checks the SMMLA two-weight-row kernels against the
+// generic row dot product, for each of the 2×4 outputs.
+func TestMMLAKernels(t *testing.T) {
+	if BestISA() < I8MM {
+		t.Skip("no I8MM")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0} {
+		gen := qDotFunc(dt, Generic)
+		for _, nb := range []int{1, 2, 3, 7, 16} {
+			t.Run(fmt.Sprintf("%v/nb%d", dt, nb), func(t *testing.T) {
+				K := nb * qBlock
+				w, _ := randQWeights(r, dt, 2, K)
+				rb := len(w) / 2
+				x := randFloats(r, 4*K)
+				var qa QuantizedActs
+				if err := QuantizeActs(&qa, x, K, 4, K); err != nil {
+					t.Fatal(err)
+				}
+				var out [8]float32
+				if dt == ir.Q4_0 {
+					dotQ4MMLA(nb, &w[0], rb, &qa.qs[0], &qa.d[0], K, &out[0])
+				} else {
+					dotQ8MMLA(nb, &w[0], rb, &qa.qs[0], &qa.d[0], K, &out[0])
+				}
+				for m := range 4 {
+					for c := range 2 {
+						want := gen(nb, w[c*rb:(c+1)*rb], qa.qs[m*K:(m+1)*K], qa.d[m*nb:(m+1)*nb], qa.nsum[m*nb:(m+1)*nb])
+						if got := out[2*m+c]; !close32(got, want) {
+							t.Errorf("row %d × weight row %d = %g, generic %g", m, c, got, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -53,7 +53,7 @@ func TestQMatMul(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
 		for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0} {
-			for _, sh := range [][3]int{{1, 1, 32}, {1, 7, 64}, {3, 5, 96}, {1, 33, 256}, {2, 129, 4096}, {5, 3, 1024}, {4, 17, 128}, {9, 6, 64}, {1, 5, 160}, {1, 3, 224}, {2, 9, 416}, {6, 4, 384}} {
+			for _, sh := range [][3]int{{1, 1, 32}, {1, 7, 64}, {3, 5, 96}, {1, 33, 256}, {2, 129, 4096}, {5, 3, 1024}, {4, 17, 128}, {9, 6, 64}, {1, 5, 160}, {1, 3, 224}, {2, 9, 416}, {6, 4, 384}, {5, 7, 224}, {8, 3, 416}} {
 				M, N, K := sh[0], sh[1], sh[2]
 				name := fmt.Sprintf("%v/%dx%dx%d", dt, M, N, K)
 				w, deq := randQWeights(r, dt, N, K)

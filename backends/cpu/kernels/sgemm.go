@@ -343,13 +343,7 @@ func (j *sgemmJob) micro(rows, ncols, kcb int, ap, bp, c []float32, acc bool, s 
 func packA(dst, a []float32, lda, i0, mcb, k0, kcb, mr int) {
 	for ir := 0; ir < mcb; ir += mr {
 		rows := min(mr, mcb-ir)
-		d := dst[ir*kcb : (ir+rows)*kcb]
-		for r := 0; r < rows; r++ {
-			src := a[(i0+ir+r)*lda+k0 : (i0+ir+r)*lda+k0+kcb]
-			for kk, v := range src {
-				d[kk*rows+r] = v
-			}
-		}
+		packPanel(dst[ir*kcb:(ir+rows)*kcb], a[(i0+ir)*lda+k0:], lda, rows, kcb) // vec_pack*.go
 	}
 }
 

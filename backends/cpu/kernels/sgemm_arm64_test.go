@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestNEONMicroKernels calls each mr×12 NEON micro-kernel directly and
+// TestNEONMicroKernels calls each mr×16 NEON micro-kernel directly and
 // compares it with genericKernel on the same packed panels: every row
 // count, k around the unroll of 4, overwrite and accumulate, and a C
 // stride wider than the tile whose gap must stay untouched.

@@ -22,12 +22,6 @@ func sgemmNEONx5(k int, a, b, c *float32, ldc int, mask uint32, acc int)
 //go:noescape
 func sgemmNEONx6(k int, a, b, c *float32, ldc int, mask uint32, acc int)
 
-//go:noescape
-func sgemmNEONx7(k int, a, b, c *float32, ldc int, mask uint32, acc int)
-
-//go:noescape
-func sgemmNEONx8(k int, a, b, c *float32, ldc int, mask uint32, acc int)
-
 var sgemmNEONKernels = [...]func(k int, a, b, c *float32, ldc int, mask uint32, acc int){
 	nil,
 	sgemmNEONx1,
@@ -36,6 +30,4 @@ var sgemmNEONKernels = [...]func(k int, a, b, c *float32, ldc int, mask uint32, 
 	sgemmNEONx4,
 	sgemmNEONx5,
 	sgemmNEONx6,
-	sgemmNEONx7,
-	sgemmNEONx8,
 }

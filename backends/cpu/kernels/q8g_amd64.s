@@ -1,0 +1,162 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Grouped Q8_0 row dot products with AVX-512 VBMI + VNNI: two 34-byte
+// weight blocks (68 bytes, a "pair") at a time against the q8 pair layout
+// of an activation row (qlay.go: 80-byte records, lane j of a vector
+// belongs to block j%2). The signed codes are made unsigned by adding 128
+// (XOR 0x80, Z28); the bias of each record (16·nsum per lane, 8 lanes a
+// block) takes the 128·Σa back out.
+//
+// Registers: SI weights, DI records, CX pairs left; Z29 unused here.
+
+// GROUPQ8(t1, t2, idxS, idxC, loff, acc): the pair starts at byte r of
+// t1 ‖ t2; idxS/idxC (for r) pull the two f16 scales into words j (block
+// j%2) of Z3 and the code bytes into dwords j (block j%2, bytes
+// 4(j/2)..+3) of t1, which is overwritten.
+#define GROUPQ8(t1, t2, idxS, idxC, loff, acc) \
+	VMOVDQA64 t1, Z3 \
+	VPERMT2B t2, idxS, Z3 \
+	VPERMT2B t2, idxC, t1 \
+	VPXORD Z28, t1, t1 \
+	VPBROADCASTQ loff+72(DI), Z5 \
+	VPDPBUSD loff(DI), t1, Z5 \
+	VCVTDQ2PS Z5, Z5 \
+	VCVTPH2PS Y3, Z3 \
+	VBROADCASTF32X2 loff+64(DI), Z6 \
+	VMULPS Z6, Z3, Z3 \
+	VFMADD231PS Z5, Z3, acc
+
+#define CONSTQ8 \
+	MOVL $0x80808080, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Z28 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17
+
+// func dotQ8G512(np int, w *byte, lay *byte) float32
+//
+// Two pairs (136 bytes, three loads) per iteration while at least three
+// pairs are left; the last one or two load their final bytes with a byte
+// mask. Z24/Z25: scale/code indices for a pair at byte 0, Z26/Z27 at byte 4.
+TEXT ·dotQ8G512(SB), NOSPLIT, $0-28
+	MOVQ np+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ lay+16(FP), DI
+	VMOVDQU64 ·q8gIdx+0(SB), Z24
+	VMOVDQU64 ·q8gIdx+64(SB), Z25
+	VMOVDQU64 ·q8gIdx+128(SB), Z26
+	VMOVDQU64 ·q8gIdx+192(SB), Z27
+	CONSTQ8
+	CMPQ CX, $3
+	JLT q8g_tail
+q8g_loop:
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z7
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
+	ADDQ $136, SI
+	ADDQ $160, DI
+	SUBQ $2, CX
+	CMPQ CX, $3
+	JGE q8g_loop
+q8g_tail:
+	CMPQ CX, $1
+	JLT q8g_done
+	JEQ q8g_one
+	// Two pairs: bytes 128..135 of the third load.
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU8.Z 128(SI), K1, Z7
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
+	JMP q8g_done
+q8g_one:
+	// One pair: bytes 64..67 of the second load.
+	MOVQ $0xF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU8.Z 64(SI), K1, Z2
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+q8g_done:
+	VADDPS Z17, Z16, Z16
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y16, Y1
+	VEXTRACTF128 $1, Y1, X0
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// ROWQ8X4 is one activation row's share of a pair in dotQ8G512x4: the
+// unsigned codes in Z1, the weight scales in Z3, the record at rec.
+#define ROWQ8X4(rec, i, d, acc) \
+	VPBROADCASTQ 72 rec, i \
+	VPDPBUSD rec, Z1, i \
+	VCVTDQ2PS i, i \
+	VBROADCASTF32X2 64 rec, d \
+	VMULPS Z3, d, d \
+	VFMADD231PS i, d, acc
+
+// HSQ8 stores the horizontal sum of src (ysrc: its low half) at off(AX).
+#define HSQ8(src, ysrc, off) \
+	VEXTRACTF64X4 $1, src, Y1 \
+	VADDPS Y1, ysrc, Y1 \
+	VEXTRACTF128 $1, Y1, X0 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, off(AX)
+
+// func dotQ8G512x4(np int, w *byte, lay *byte, ld int, out *float32)
+//
+// dotQ8G512 for four activation rows (records at lay + r·ld), each pair
+// loaded and unpacked once (quantized GEMM, prefill); one pair per
+// iteration, the second load masked to the pair's last 4 bytes.
+TEXT ·dotQ8G512x4(SB), NOSPLIT, $0-40
+	MOVQ np+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ lay+16(FP), DI
+	MOVQ ld+24(FP), R10
+	LEAQ (DI)(R10*2), R11
+	ADDQ R10, R11
+	VMOVDQU64 ·q8gIdx+0(SB), Z24
+	VMOVDQU64 ·q8gIdx+64(SB), Z25
+	CONSTQ8
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ $0xF, AX
+	KMOVQ AX, K1
+	TESTQ CX, CX
+	JEQ q8gx4_done
+q8gx4_loop:
+	VMOVDQU64 (SI), Z1
+	VMOVDQU8.Z 64(SI), K1, Z2
+	VMOVDQA64 Z1, Z3
+	VPERMT2B Z2, Z24, Z3
+	VPERMT2B Z2, Z25, Z1
+	VPXORD Z28, Z1, Z1
+	VCVTPH2PS Y3, Z3
+	ROWQ8X4((DI), Z5, Z9, Z16)
+	ROWQ8X4((DI)(R10*1), Z6, Z10, Z17)
+	ROWQ8X4((DI)(R10*2), Z7, Z11, Z18)
+	ROWQ8X4((R11), Z8, Z12, Z19)
+	ADDQ $68, SI
+	ADDQ $80, DI
+	ADDQ $80, R11
+	DECQ CX
+	JNZ q8gx4_loop
+q8gx4_done:
+	MOVQ out+32(FP), AX
+	HSQ8(Z16, Y16, 0)
+	HSQ8(Z17, Y17, 4)
+	HSQ8(Z18, Y18, 8)
+	HSQ8(Z19, Y19, 12)
+	VZEROUPPER
+	RET

@@ -1,0 +1,192 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// K-quant row dot products with AVX2 (VPMADDUBSW + VPMADDWD), one
+// 256-element super-block per iteration; the algebra is in qk.go, the
+// AVX-512 versions in qk_amd64.s. The integer dot of each sub-block comes
+// out in 4 or 8 int32 lanes; a VPHADDD tree reduces them to one lane per
+// sub-block, so one convert and one FMA with the per-sub-block scales
+// finish eight sub-blocks.
+//
+// Registers: SI weights, DI activation codes (natural order), R8 and R9
+// the two float activation arrays, CX super-blocks left; Y10 the main float
+// sum, Y9 the min (Q4_K) or offset (Q6_K) sum; Y12 = int16 ones, Y15 =
+// 0x0F bytes.
+
+#define HSUM9(op) \
+	op Y9, Y10, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, ret+40(FP) \
+	VZEROUPPER \
+	RET
+
+#define CONSTS2 \
+	MOVQ nsb+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ qs+16(FP), DI \
+	MOVQ da+24(FP), R8 \
+	MOVQ sig+32(FP), R9 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X12 \
+	VPBROADCASTD X12, Y12
+
+// Q4KG: the 32 code bytes of group g (sub-blocks 2g, 2g+1) against their
+// activations, each sub-block's dot in 8 int32 lanes: lo in Y0, hi in Y1.
+#define Q4KG(g) \
+	VMOVDQU (16+32*g)(SI), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y15, Y1, Y1 \
+	VPMADDUBSW (64*g)(DI), Y0, Y0 \
+	VPMADDUBSW (64*g+32)(DI), Y1, Y1 \
+	VPMADDWD Y12, Y0, Y0 \
+	VPMADDWD Y12, Y1, Y1
+
+// func dotQ4KAVX2(nsb int, w *byte, qs *int8, da *float32, sig *float32) float32
+//
+// Scales and mins as in dotQ4K512 (here X15 = 0x0F, X13 = 0x30, X14 =
+// 0x3F bytes); the sub-block sums, reduced to lane s = sub-block s, meet f
+// = d·sc·da in one FMA.
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-44
+	CONSTS2
+	MOVL $0x30303030, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, X13
+	MOVL $0x3F3F3F3F, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, X14
+q4ka2_loop:
+	// Y5 = f = d·sc·da; Y9 += dmin·m·σ.
+	VMOVDQU 4(SI), X1
+	VPSHUFD $0xAA, X1, X2
+	VPSRLD $4, X2, X3
+	VPBLENDD $2, X3, X2, X2
+	VPAND X15, X2, X2
+	VPSRLD $2, X1, X4
+	VPAND X13, X4, X4
+	VPOR X4, X2, X2
+	VPAND X14, X1, X1
+	VPUNPCKLDQ X2, X1, X1
+	VPMOVZXBD X1, Y5
+	VPSRLDQ $8, X1, X1
+	VPMOVZXBD X1, Y6
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VPBROADCASTD (SI), X7
+	VCVTPH2PS X7, Y7
+	VMOVSLDUP Y7, Y3
+	VMOVSHDUP Y7, Y7
+	VMULPS (R8), Y5, Y5
+	VMULPS Y3, Y5, Y5
+	VMULPS (R9), Y6, Y6
+	VFMADD231PS Y7, Y6, Y9
+	// Sub-block dots, reduced by VPHADDD pairs.
+	Q4KG(0)
+	VPHADDD Y1, Y0, Y6
+	Q4KG(1)
+	VPHADDD Y1, Y0, Y7
+	VPHADDD Y7, Y6, Y6
+	Q4KG(2)
+	VPHADDD Y1, Y0, Y7
+	Q4KG(3)
+	VPHADDD Y1, Y0, Y8
+	VPHADDD Y8, Y7, Y7
+	// Y6 = [s0 s1 s2 s3 | s0 s1 s2 s3] halves, Y7 the same for s4..s7.
+	VPERM2I128 $0x20, Y7, Y6, Y0
+	VPERM2I128 $0x31, Y7, Y6, Y1
+	VPADDD Y1, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VFMADD231PS Y5, Y0, Y10
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ q4ka2_loop
+	HSUM9(VSUBPS)
+
+// Q6DOT(code, aoff, dst): the dot of 32 codes with their activations, two
+// sub-blocks of 16 in the lanes 0..3 and 4..7 of dst.
+#define Q6DOT(code, aoff, dst) \
+	VPMADDUBSW aoff(DI), code, dst \
+	VPMADDWD Y12, dst, dst
+
+// Q6HALF2(h): sub-blocks 8h..8h+7 of one half (ql at 64h, qh at 128+32h),
+// reduced to Y8 = [s0 s2 s4 s6 | s1 s3 s5 s7] (relative to 8h): codes
+// k = 0, 1 are low nibble | (qh>>2k & 3)<<4, k = 2, 3 high nibble |
+// (qh>>2(k-2)) & 0x30. Y13 = 0x03, Y14 = 0x30 bytes.
+#define Q6HALF2(h) \
+	VMOVDQU (64*h)(SI), Y0 \
+	VMOVDQU (64*h+32)(SI), Y1 \
+	VMOVDQU (128+32*h)(SI), Y2 \
+	VPSRLW $2, Y2, Y3 \
+	VPAND Y15, Y0, Y4 \
+	VPAND Y13, Y2, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y4, Y4 \
+	Q6DOT(Y4, 128*h, Y6) \
+	VPAND Y15, Y1, Y4 \
+	VPAND Y13, Y3, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y4, Y4 \
+	Q6DOT(Y4, 128*h+32, Y7) \
+	VPHADDD Y7, Y6, Y6 \
+	VPSRLW $4, Y0, Y4 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y14, Y2, Y5 \
+	VPOR Y5, Y4, Y4 \
+	Q6DOT(Y4, 128*h+64, Y7) \
+	VPSRLW $4, Y1, Y4 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y14, Y3, Y5 \
+	VPOR Y5, Y4, Y4 \
+	Q6DOT(Y4, 128*h+96, Y8) \
+	VPHADDD Y8, Y7, Y7 \
+	VPHADDD Y7, Y6, Y8
+
+// Q6SCALE(h): Y0 = f = d·sc·da for sub-blocks 8h..8h+7 (natural order);
+// the offset term f·β goes into Y9, then f is permuted to the order of
+// Q6HALF2's sums (Y11 = 0 2 4 6 1 3 5 7) and meets them in Y10.
+#define Q6SCALE(h) \
+	VPMOVSXBD (192+8*h)(SI), Y0 \
+	VCVTDQ2PS Y0, Y0 \
+	VMULPS (32*h)(R8), Y0, Y0 \
+	VPBROADCASTW 208(SI), X2 \
+	VCVTPH2PS X2, Y2 \
+	VMULPS Y2, Y0, Y0 \
+	VFMADD231PS (32*h)(R9), Y0, Y9 \
+	VPERMPS Y0, Y11, Y0 \
+	VCVTDQ2PS Y8, Y8 \
+	VFMADD231PS Y0, Y8, Y10
+
+// func dotQ6KAVX2(nsb int, w *byte, qs *int8, d16 *float32, b16 *float32) float32
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-44
+	CONSTS2
+	MOVL $0x03030303, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU ·qk2Idx(SB), Y11
+q6ka2_loop:
+	Q6HALF2(0)
+	Q6SCALE(0)
+	Q6HALF2(1)
+	Q6SCALE(1)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ q6ka2_loop
+	HSUM9(VADDPS)
