@@ -278,17 +278,16 @@ func (j *kvAttnJob) Task(w, t int) {
 			m := min(n, p+1-j0) // keys of this tile the query sees
 			row := (b*j.H+h)*S + s
 			qi := j.q[row*D : (row+1)*D]
+			sc := scores[:m]
+			if half {
+				scoresKVHalf(qi, kh, D, m, sc)
+			} else {
+				scoresKV(qi, kt, D, m, sc)
+			}
 			mx := float32(math.Inf(-1))
-			for c := 0; c < m; c++ {
-				var sc float32
-				if half {
-					sc = dotKVHalf(qi, kh[c*D:(c+1)*D])
-				} else {
-					sc = dotKV(qi, kt[c*D:(c+1)*D])
-				}
-				sc *= j.scale
-				scores[c] = sc
-				mx = max(mx, sc)
+			for c := range sc {
+				sc[c] *= j.scale
+				mx = max(mx, sc[c])
 			}
 			state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 			acc := state[2:]
@@ -302,16 +301,17 @@ func (j *kvAttnJob) Task(w, t int) {
 			}
 			mx = state[0]
 			sum := state[1]
-			for c := 0; c < m; c++ {
-				wgt := expKV(scores[c] - mx)
+			for c, v := range sc {
+				wgt := expKV(v - mx)
+				sc[c] = wgt
 				sum += wgt
-				if half {
-					axpyKVHalf(acc, wgt, vh[c*Dv:(c+1)*Dv])
-				} else {
-					axpyKV(acc, wgt, vt[c*Dv:(c+1)*Dv])
-				}
 			}
 			state[1] = sum
+			if half {
+				accumKVHalf(acc, sc, vh, Dv, m)
+			} else {
+				accumKV(acc, sc, vt, Dv, m)
+			}
 		}
 	}
 	for s := 0; s < S; s++ {
@@ -325,8 +325,58 @@ func (j *kvAttnJob) Task(w, t int) {
 	}
 }
 
-// expKV is e^x for the softmax (x ≤ 0; −inf gives 0).
-func expKV(x float32) float32 { return float32(math.Exp(float64(x))) }
+// expKV is e^x for the softmax weights (x ≤ 0), in float32: 2^k·e^r
+// with k = round(x/ln 2) and |r| ≤ ln2/2, e^r by its Taylor polynomial of
+// degree 7 (relative error below 2e-7); below −87 (where e^x leaves the
+// normal float32 range) it is 0.
+func expKV(x float32) float32 {
+	if x < -87 || x != x {
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
+	k := float32(math.Floor(float64(x*log2e + 0.5)))
+	r := x - k*ln2hi - k*ln2lo
+	p := float32(1.0 / 5040)
+	p = p*r + 1.0/720
+	p = p*r + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
+}
+
+// scoresKVGo sets out[c] = q·k[c·d:(c+1)·d] for c < n.
+func scoresKVGo(q, k []float32, d, n int, out []float32) {
+	for c := 0; c < n; c++ {
+		out[c] = dotKVGo(q[:d], k[c*d:(c+1)*d])
+	}
+}
+
+// scoresKVHalfGo is scoresKVGo over f16 rows.
+func scoresKVHalfGo(q []float32, k []uint16, d, n int, out []float32) {
+	for c := 0; c < n; c++ {
+		out[c] = dotKVHalfGo(q[:d], k[c*d:(c+1)*d])
+	}
+}
+
+// accumKVGo adds Σ_c w[c]·v[c·d:(c+1)·d] (c < n) to acc[:d].
+func accumKVGo(acc, w, v []float32, d, n int) {
+	for c := 0; c < n; c++ {
+		axpyKVGo(acc[:d], w[c], v[c*d:(c+1)*d])
+	}
+}
+
+// accumKVHalfGo is accumKVGo over f16 rows.
+func accumKVHalfGo(acc, w []float32, v []uint16, d, n int) {
+	for c := 0; c < n; c++ {
+		axpyKVHalfGo(acc[:d], w[c], v[c*d:(c+1)*d])
+	}
+}
 
 // dotKVGo is a·b with four partial sums (len(b) ≥ len(a)).
 func dotKVGo(a, b []float32) float32 {

@@ -8,20 +8,21 @@ import (
 	"github.com/weftrt/weft/backends/cpu/kernels"
 )
 
-// The AVX2 row kernels of KVAttention (fast_kv_amd64.s); n is a multiple
-// of 8.
+// The AVX2 kernels of KVAttention and KVCacheUpdate (fast_kv_amd64.s):
+// scores and weighted sums over a tile of n cache rows of d elements (d a
+// multiple of 8), and the f16 store.
 
 //go:noescape
-func kvDotF32AVX2(a, b *float32, n int) float32
+func kvScoresF32AVX2(q, k *float32, d, n int, out *float32)
 
 //go:noescape
-func kvDotF16AVX2(a *float32, b *uint16, n int) float32
+func kvScoresF16AVX2(q *float32, k *uint16, d, n int, out *float32)
 
 //go:noescape
-func kvAxpyF32AVX2(y *float32, a float32, x *float32, n int)
+func kvAccumF32AVX2(acc, w, v *float32, d, n int)
 
 //go:noescape
-func kvAxpyF16AVX2(y *float32, a float32, x *uint16, n int)
+func kvAccumF16AVX2(acc, w *float32, v *uint16, d, n int)
 
 //go:noescape
 func kvStoreF16AVX2(dst *uint16, src *float32, n int)
@@ -30,54 +31,44 @@ func kvStoreF16AVX2(dst *uint16, src *float32, n int)
 // ISA level, which tests and --isa may lower).
 func kvSIMD() bool { return kernels.CurrentISA() >= kernels.AVX2 }
 
-// dotKV returns a·b (len(b) ≥ len(a)).
-func dotKV(a, b []float32) float32 {
-	n := len(a)
-	v := n &^ 7
-	var s float32
-	if v > 0 && kvSIMD() {
-		s = kvDotF32AVX2(unsafe.SliceData(a), unsafe.SliceData(b), v)
-	} else {
-		v = 0
+// scoresKV sets out[c] = q·k[c·d:(c+1)·d] for c < n.
+func scoresKV(q, k []float32, d, n int, out []float32) {
+	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
+		_, _, _ = q[d-1], k[n*d-1], out[n-1]
+		kvScoresF32AVX2(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out))
+		return
 	}
-	return s + dotKVGo(a[v:], b[v:n])
+	scoresKVGo(q, k, d, n, out)
 }
 
-// dotKVHalf returns a·b with b f16 bits (len(b) ≥ len(a)).
-func dotKVHalf(a []float32, b []uint16) float32 {
-	n := len(a)
-	v := n &^ 7
-	var s float32
-	if v > 0 && kvSIMD() {
-		s = kvDotF16AVX2(unsafe.SliceData(a), unsafe.SliceData(b), v)
-	} else {
-		v = 0
+// scoresKVHalf is scoresKV over f16 rows.
+func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) {
+	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
+		_, _, _ = q[d-1], k[n*d-1], out[n-1]
+		kvScoresF16AVX2(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out))
+		return
 	}
-	return s + dotKVHalfGo(a[v:], b[v:n])
+	scoresKVHalfGo(q, k, d, n, out)
 }
 
-// axpyKV is y += a·x (len(x) ≥ len(y)).
-func axpyKV(y []float32, a float32, x []float32) {
-	n := len(y)
-	v := n &^ 7
-	if v > 0 && kvSIMD() {
-		kvAxpyF32AVX2(unsafe.SliceData(y), a, unsafe.SliceData(x), v)
-	} else {
-		v = 0
+// accumKV adds Σ_c w[c]·v[c·d:(c+1)·d] (c < n) to acc[:d].
+func accumKV(acc, w, v []float32, d, n int) {
+	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
+		_, _, _ = acc[d-1], w[n-1], v[n*d-1]
+		kvAccumF32AVX2(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n)
+		return
 	}
-	axpyKVGo(y[v:], a, x[v:n])
+	accumKVGo(acc, w, v, d, n)
 }
 
-// axpyKVHalf is y += a·x with x f16 bits (len(x) ≥ len(y)).
-func axpyKVHalf(y []float32, a float32, x []uint16) {
-	n := len(y)
-	v := n &^ 7
-	if v > 0 && kvSIMD() {
-		kvAxpyF16AVX2(unsafe.SliceData(y), a, unsafe.SliceData(x), v)
-	} else {
-		v = 0
+// accumKVHalf is accumKV over f16 rows.
+func accumKVHalf(acc, w []float32, v []uint16, d, n int) {
+	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
+		_, _, _ = acc[d-1], w[n-1], v[n*d-1]
+		kvAccumF16AVX2(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n)
+		return
 	}
-	axpyKVHalfGo(y[v:], a, x[v:n])
+	accumKVHalfGo(acc, w, v, d, n)
 }
 
 // storeHalf rounds src to f16 (to nearest even) into dst (len(dst) ≥

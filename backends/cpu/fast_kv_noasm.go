@@ -2,10 +2,11 @@
 
 package cpu
 
-// Without the AVX2 kernels, KVAttention's rows run in plain Go.
+// Without the AVX2 kernels, KVAttention's tiles and KVCacheUpdate's f16
+// stores run in plain Go.
 
-func dotKV(a, b []float32) float32                  { return dotKVGo(a, b) }
-func dotKVHalf(a []float32, b []uint16) float32     { return dotKVHalfGo(a, b) }
-func axpyKV(y []float32, a float32, x []float32)    { axpyKVGo(y, a, x) }
-func axpyKVHalf(y []float32, a float32, x []uint16) { axpyKVHalfGo(y, a, x) }
-func storeHalf(dst []uint16, src []float32)         { storeHalfGo(dst, src) }
+func scoresKV(q, k []float32, d, n int, out []float32)              { scoresKVGo(q, k, d, n, out) }
+func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) { scoresKVHalfGo(q, k, d, n, out) }
+func accumKV(acc, w, v []float32, d, n int)                         { accumKVGo(acc, w, v, d, n) }
+func accumKVHalf(acc, w []float32, v []uint16, d, n int)            { accumKVHalfGo(acc, w, v, d, n) }
+func storeHalf(dst []uint16, src []float32)                         { storeHalfGo(dst, src) }

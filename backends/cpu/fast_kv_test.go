@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -170,4 +171,20 @@ func TestQGatherMatchesReference(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorContains(t, k(in, out), "outside")
 	}
+}
+
+// TestExpKV: the softmax's float32 exponential is within 3e-7 relative of
+// math.Exp on [-87, 0], and 0 below.
+func TestExpKV(t *testing.T) {
+	worst := 0.0
+	for i := 0; i <= 870000; i++ {
+		x := -float32(i) / 10000
+		want := math.Exp(float64(x))
+		got := float64(expKV(x))
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	require.Less(t, worst, 3e-7)
+	require.Equal(t, float32(0), expKV(-90))
+	require.Equal(t, float32(0), expKV(float32(math.Inf(-1))))
+	require.Equal(t, float32(1), expKV(0))
 }

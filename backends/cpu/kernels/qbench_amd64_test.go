@@ -31,22 +31,13 @@ func BenchmarkQ4Row(b *testing.B) {
 	q4, sig := qa.q4K()
 	d16, b16 := qa.q6K()
 
-	var out2 [2]float32
 	kernels := map[string]func(row []byte) float32{
-		"w2": func(row []byte) float32 {
-			// Two rows per call: this row and the one before it.
-			if len(row) < 2*rb {
-				return 0
-			}
-			dotQ4G512w2(nb/4, &row[0], rb, &lay[0], &out2[0])
-			return out2[0] + out2[1]
-		},
 		"block": func(row []byte) float32 { return q4VNNI(nb, row, qa.qs, qa.d, qa.nsum) },
 		"group": func(row []byte) float32 { return q4G512(nb/4, row, lay) },
 		"q4k":   func(row []byte) float32 { return q4K512(K/256, row, q4, qa.d, sig) },
 		"q6k":   func(row []byte) float32 { return q6K512(rb/210, row, qa.qs, d16, b16) },
 	}
-	for _, name := range []string{"block", "group", "w2", "q4k", "block", "group", "w2", "q4k"} {
+	for _, name := range []string{"block", "group", "q4k", "q6k", "block", "group", "q4k", "q6k"} {
 		f := kernels[name]
 		b.Run(name, func(b *testing.B) {
 			var s float32
@@ -54,12 +45,6 @@ func BenchmarkQ4Row(b *testing.B) {
 			c0 := cpuNow()
 			for b.Loop() {
 				for n := 0; n < 1024; n++ {
-					if name == "w2" {
-						s += f(w[i*rb : min(len(w), (i+2)*rb)])
-						i = (i + 2) % rows
-						n++
-						continue
-					}
 					s += f(w[i*rb : (i+1)*rb])
 					i = (i + 1) % rows
 				}

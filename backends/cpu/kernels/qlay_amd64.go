@@ -140,4 +140,25 @@ var q8gIdx = func() (t [256]byte) {
 func dotQ4G512x4(ng int, w *byte, lay *byte, ld int, out *float32)
 
 //go:noescape
-func dotQ4G512w2(ng int, w *byte, rb int, lay *byte, out *float32)
+func dotQ4G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
+
+// qGroupRowsFunc returns the many-weight-rows grouped kernel for dt at isa
+// (decode GEMV), or nil.
+func qGroupRowsFunc(dt ir.DType, isa ISA) qGroupRows {
+	if dt == ir.Q4_0 && isa >= AVX512 && hasVNNI && hasVBMI {
+		return q4G512rows
+	}
+	return nil
+}
+
+func q4G512rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
+	if nr == 0 {
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[ng*qLayInterleaved.bytes()-1], y[nr-1]
+	if ng == 0 {
+		clear(y[:nr])
+		return
+	}
+	dotQ4G512rows(nr, ng, &w[0], rb, &lay[0], &y[0])
+}

@@ -11,3 +11,7 @@ func qGroupFunc(ir.DType, ISA) (qGroupDot, qLayout) { return nil, 0 }
 // qGroup4Func returns the four-activation-row grouped dot product for dt
 // at isa, or nil.
 func qGroup4Func(ir.DType, ISA) qGroupDot4 { return nil }
+
+// qGroupRowsFunc returns the many-weight-rows grouped kernel for dt at isa,
+// or nil.
+func qGroupRowsFunc(ir.DType, ISA) qGroupRows { return nil }

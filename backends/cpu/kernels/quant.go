@@ -138,6 +138,9 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)
 		}
+		if x.M == 1 && (x.K/qBlock)%l.blocks() == 0 {
+			j.rowsK = qGroupRowsFunc(dt, isa)
+		}
 	}
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
@@ -171,12 +174,15 @@ type qJob struct {
 	ldy  int
 	rows int
 	dot  qDot
-	grp  qGroupDot  // nil, or the grouped row dot for single rows
-	lay  []byte     // x's group layout when grp is set
-	rec  int        // bytes per record of lay
-	gb   int        // blocks per record
-	grp4 qGroupDot4 // nil, or grp for four activation rows
-	pair func(j *qJob, n int)
+	grp  qGroupDot // nil, or the grouped row dot for single rows
+	lay  []byte    // x's group layout when grp is set
+	rec  int       // bytes per record of lay
+	gb   int       // blocks per record
+	// rowsK, when set (one activation row, no tail blocks), does a task's
+	// rows in one call.
+	rowsK qGroupRows
+	grp4  qGroupDot4 // nil, or grp for four activation rows
+	pair  func(j *qJob, n int)
 }
 
 // qPairFunc, where an architecture sets it (arm64, for I8MM), returns the
@@ -191,6 +197,10 @@ func (j *qJob) Task(_, t int) {
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
 	if j.grp4 != nil {
 		j.taskGrouped(n0, n1)
+		return
+	}
+	if j.rowsK != nil {
+		j.rowsK(n1-n0, j.x.K/qBlock/j.gb, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay, j.y[n0:n1])
 		return
 	}
 	x := j.x
