@@ -15,7 +15,16 @@ var llmPresets = map[string]llama.Config{
 	"llama-110m": llama.Llama110M,
 	"tiny": {Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 512, MaxSeq: 256,
 		RopeTheta: 10000, NormEps: 1e-5},
+	// Qwen2-0.5B's published geometry (its config.json): hidden 896, 24
+	// layers, 14 query and 2 key/value heads, intermediate 4864, vocabulary
+	// 151936, RoPE base 1e6, RMSNorm epsilon 1e-6, tied embeddings; the
+	// recorded context is 4096 (the model's own is 32768).
+	"qwen2-0.5b": {Dim: 896, HiddenDim: 4864, Layers: 24, Heads: 14, KVHeads: 2, Vocab: 151936,
+		MaxSeq: 4096, RopeTheta: 1e6, NormEps: 1e-6, TiedEmbeddings: true},
 }
+
+// presetArch is the architecture a preset implies when --arch is not given.
+var presetArch = map[string]string{"qwen2-0.5b": llama.ArchQwen2}
 
 func newMkLLMCmd() *cobra.Command {
 	var (
@@ -25,7 +34,7 @@ func newMkLLMCmd() *cobra.Command {
 		ctxLen                   int
 	)
 	cmd := &cobra.Command{
-		Use:   "mkllm -o OUT.gguf [--preset llama-110m|tiny] [--type f16] [--arch llama|qwen2] [--seed S]",
+		Use:   "mkllm -o OUT.gguf [--preset llama-110m|qwen2-0.5b|tiny] [--type f16] [--arch llama|qwen2] [--seed S]",
 		Short: "write a GGUF language model with random weights (for tests and benchmarks)",
 		Long: "Write a GGUF model of a preset geometry whose weights are uniform random\n" +
 			"numbers from --seed (the same flags give the same file), laid out as\n" +
@@ -40,7 +49,10 @@ func newMkLLMCmd() *cobra.Command {
 			}
 			cfg, ok := llmPresets[preset]
 			if !ok {
-				return fmt.Errorf("mkllm: unknown preset %q (llama-110m, tiny)", preset)
+				return fmt.Errorf("mkllm: unknown preset %q (llama-110m, qwen2-0.5b, tiny)", preset)
+			}
+			if a, ok := presetArch[preset]; ok && !cmd.Flags().Changed("arch") {
+				arch = a
 			}
 			dt, err := ir.ParseDType(strings.ToLower(dtype))
 			if err != nil {
@@ -53,7 +65,7 @@ func newMkLLMCmd() *cobra.Command {
 			default:
 				return fmt.Errorf("mkllm: --arch %q: %w (llama or qwen2)", arch, ir.ErrUnsupported)
 			}
-			cfg.TiedEmbeddings = tied
+			cfg.TiedEmbeddings = cfg.TiedEmbeddings || tied
 			if ctxLen > 0 {
 				cfg.MaxSeq = ctxLen
 			}
@@ -67,7 +79,7 @@ func newMkLLMCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the GGUF file to write")
-	f.StringVar(&preset, "preset", "llama-110m", "geometry: llama-110m (dim 768, 12 layers, 12 heads, ffn 2048, vocab 32000) or tiny")
+	f.StringVar(&preset, "preset", "llama-110m", "geometry: llama-110m (dim 768, 12 layers, 12 heads, ffn 2048, vocab 32000), qwen2-0.5b (dim 896, 24 layers, 14/2 heads, ffn 4864, vocab 151936, tied; implies --arch qwen2) or tiny")
 	f.StringVar(&dtype, "type", "f16", "weight type of the matrices")
 	f.StringVar(&arch, "arch", "llama", "architecture conventions: llama or qwen2")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
