@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -20,19 +21,27 @@ func BenchmarkAttentionShapes(b *testing.B) {
 		{"bert", []*ir.Tensor{randF32(r, 1, 12, 128, 64), randF32(r, 1, 12, 128, 64), randF32(r, 1, 12, 128, 64), randF32(r, 1, 1, 1, 128)}, nil},
 		{"gpt", []*ir.Tensor{randF32(r, 1, 8, 64, 64), randF32(r, 1, 8, 64, 64), randF32(r, 1, 8, 64, 64)}, []ir.AttrOption{ir.Int("is_causal", 1)}},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			n := node("Attention", c.attrs, c.in)
-			out := []*ir.Tensor{ir.NewTensor(ir.Float32, c.in[0].Shape)}
-			k, err := buildIntoForTest(n, c.in, out, nil)
-			if err != nil || k == nil {
-				b.Fatal("no kernel", err)
-			}
-			for b.Loop() {
-				if err := k(c.in, out); err != nil {
-					b.Fatal(err)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				n := node("Attention", c.attrs, c.in)
+				spec := &nodeSpec{n: n, pool: poolFor(threads)}
+				for _, t := range c.in {
+					spec.in = append(spec.in, arg{dt: t.DType, shape: t.Shape, ok: true})
 				}
-			}
-		})
+				out := []*ir.Tensor{ir.NewTensor(ir.Float32, c.in[0].Shape)}
+				spec.out = []arg{{dt: ir.Float32, shape: out[0].Shape, ok: true}}
+				k := build(n.Op, spec)
+				if k == nil {
+					b.Fatal("no kernel")
+				}
+				scratch := ir.AlignedBytes(spec.scratch)
+				for b.Loop() {
+					if err := k(c.in, out, scratch); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -149,6 +149,13 @@ func (p *implicitConv) layout() bool {
 	sh, sw := gh.stride, gw.stride
 	hp, wp := gh.padB+gh.in+gh.padE, gw.padB+gw.in+gw.padE
 	p.Hq, p.Wq = (hp+sh-1)/sh, (wp+sw-1)/sw
+	if sw == 1 {
+		// Rows share their padding: the zeros after row r's columns are
+		// also the left pad of row r+1 (a tap reading past the end of a
+		// row lands in the next row's leading zeros), so a plane row
+		// needs only W + max(padB, padE) floats.
+		p.Wq = max(gw.in+max(gw.padB, gw.padE), gw.out)
+	}
 	slot := map[[2]int]int{}
 	for kh := 0; kh < gh.k; kh++ {
 		for kw := 0; kw < gw.k; kw++ {

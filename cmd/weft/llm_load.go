@@ -81,8 +81,11 @@ func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o 
 	}
 	// The cache starts at the pages the expected context needs and grows
 	// on demand up to the capacity (recompiling the graphs per growth).
+	// Prefill graphs of lastLogitsSeq tokens or more compute the last
+	// token's logits only; shorter ones (a speculative target's
+	// verification graph) keep every token's.
 	factory := func(seq, capacity int) (llm.Runner, error) {
-		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType})
+		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, LastLogits: seq >= lastLogitsSeq})
 		if err != nil {
 			return nil, err
 		}
@@ -95,6 +98,11 @@ func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o 
 	m.load = time.Since(t0)
 	return m, nil
 }
+
+// lastLogitsSeq is the shortest graph loadLLM builds with
+// llama.Mode.LastLogits: prefill buckets, not the few-token graphs that
+// verify speculative drafts (which need every token's logits).
+const lastLogitsSeq = 16
 
 // prefillBucket is the smallest power of two ≥ n (at least 2), capped at
 // capacity: the prefill graph size for an n-token prompt.

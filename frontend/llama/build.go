@@ -13,6 +13,9 @@ const (
 	InputTokens    = "tokens"
 	InputPositions = "positions"
 	OutputLogits   = "logits"
+	// InputLogitsIndex is the token whose logits a Mode.LastLogits graph
+	// computes: i64 [1], in [0, Seq).
+	InputLogitsIndex = "logits_index"
 )
 
 // CacheKey is the name of layer l's key-cache input (updated in place).
@@ -34,6 +37,11 @@ type Mode struct {
 	// multiple of 32). KVCacheUpdate rounds or quantizes the new entries as
 	// it stores them; KVAttention widens the cache as it reads it.
 	KVType ir.DType
+	// LastLogits makes a graph that computes the logits of one token only:
+	// the one its extra input logits_index (i64 [1]) names, e.g. the last
+	// real token of a padded prefill chunk. The logits output is then
+	// [1, 1, Vocab], and the classifier runs on one row instead of Seq.
+	LastLogits bool
 }
 
 // builder adds named nodes to one graph.
@@ -193,6 +201,10 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		up := g.matmul(p+"w3", h2, lw.W3)
 		down := g.matmul(p+"w2", g.op(p+"ffn.mul", "Mul", nil, gate, up), lw.W2)
 		x = g.op(p+"ffn_residual", "Add", nil, x, down)
+	}
+	if mode.LastLogits {
+		li := b.Input(InputLogitsIndex, ir.Int64, ir.S(1))
+		x = g.op("logits_row", "Gather", []ir.AttrOption{ir.Int("axis", 1)}, x, li)
 	}
 	x = g.op("final_norm", "RMSNormalization", eps, x, b.Const("final_norm.weight", w.FinalNorm))
 	out := w.Output

@@ -38,6 +38,13 @@ func TestBuildInterface(t *testing.T) {
 	require.Equal(t, 4, ops["RotaryEmbedding"])
 	require.Equal(t, 4, ops["KVCacheUpdate"])
 	require.Equal(t, 2, ops["KVAttention"])
+
+	// LastLogits: one more input, and the logits of one token.
+	g, err = Build(cfg, w, Mode{Seq: 2, Capacity: 3, LastLogits: true})
+	require.NoError(t, err)
+	require.NoError(t, passes.InferShapes(g))
+	require.Equal(t, InputLogitsIndex, g.Inputs[len(g.Inputs)-1].Name)
+	require.Equal(t, "f32[1,1,5]", g.Outputs[0].DType.String()+"["+g.Outputs[0].Shape.String()+"]")
 	require.Equal(t, 5, ops["RMSNormalization"])
 }
 

@@ -18,7 +18,10 @@
 //	         cache_key.L     [1, KVHeads, P, HeadDim]   per layer L, of
 //	         cache_value.L   [1, KVHeads, P, HeadDim]   Mode.KVType (f32,
 //	                         f16 or q8_0)
-//	outputs  logits          f32 [1, S, Vocab]
+//	         logits_index    i64 [1]      only with Mode.LastLogits: the token
+//	                         whose logits the graph computes
+//	outputs  logits          f32 [1, S, Vocab]   ([1, 1, Vocab] with
+//	                         Mode.LastLogits)
 //
 // The caches are state: each layer's KVCacheUpdate ops (ir/ops.go) write
 // the tokens' keys (RoPE applied) and values into the cache inputs in

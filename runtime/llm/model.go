@@ -13,9 +13,10 @@ import (
 
 // The graph interface (as frontend/llama builds it).
 const (
-	inTokens    = "tokens"
-	inPositions = "positions"
-	outLogits   = "logits"
+	inTokens      = "tokens"
+	inPositions   = "positions"
+	inLogitsIndex = "logits_index" // optional: a graph of one token's logits
+	outLogits     = "logits"
 )
 
 func cacheKey(l int) string   { return "cache_key." + strconv.Itoa(l) }
@@ -42,6 +43,9 @@ type step struct {
 	tokens  []int64 // views of the step's own input tensors
 	pos     []int64
 	logits  []float32
+	// last views the logits_index input of a graph that computes the
+	// logits of one token only (nil: logits of every token).
+	last []int64
 	// perm[k] is the graph input index of the k-th input in the order
 	// tokens, positions, cache_key.0, cache_value.0, ...
 	perm []int
@@ -171,8 +175,13 @@ func (m *Model) bind(r Runner) (*step, error) {
 	} else if kvT != m.KVType {
 		return nil, fmt.Errorf("KV cache type %v differs from the first graph's %v", kvT, m.KVType)
 	}
-	if len(r.Inputs()) != 2+2*layers {
-		return nil, fmt.Errorf("%d inputs, want %d (tokens, positions and a key and value cache per layer)", len(r.Inputs()), 2+2*layers)
+	_, lastOnly := ins[inLogitsIndex]
+	nIn := 2 + 2*layers
+	if lastOnly {
+		nIn++
+	}
+	if len(r.Inputs()) != nIn {
+		return nil, fmt.Errorf("%d inputs, want %d (tokens, positions, a key and value cache per layer and an optional logits_index)", len(r.Inputs()), nIn)
 	}
 	want := map[string][]int64{inTokens: {1, int64(seq)}, inPositions: {1, int64(seq)}}
 	kvShape := []int64{1, int64(m.KVHeads), int64(m.Capacity), int64(m.HeadDim)}
@@ -207,11 +216,21 @@ func (m *Model) bind(r Runner) (*step, error) {
 	s.in[perm[0]] = ir.NewTensor(ir.Int64, want[inTokens])
 	s.in[perm[1]] = ir.NewTensor(ir.Int64, want[inPositions])
 	s.tokens, s.pos = int64View(s.in[perm[0]]), int64View(s.in[perm[1]])
+	rows := seq
+	if lastOnly {
+		i := ins[inLogitsIndex]
+		if _, err := staticShape(r.Inputs()[i], ir.Int64, 1); err != nil || r.Inputs()[i].Shape[0].Size != 1 {
+			return nil, fmt.Errorf("input %q is %v[%v], want i64[1]", inLogitsIndex, r.Inputs()[i].DType, r.Inputs()[i].Shape)
+		}
+		s.in[i] = ir.NewTensor(ir.Int64, []int64{1})
+		s.last = int64View(s.in[i])
+		rows = 1
+	}
 	if len(r.Outputs()) != 1 {
 		return nil, fmt.Errorf("%d outputs, want 1 (logits; the caches are updated in place)", len(r.Outputs()))
 	}
-	if lsh[0] != 1 || int(lsh[1]) != seq {
-		return nil, fmt.Errorf("output %q has shape %v, want [1 %d vocab]", outLogits, lsh, seq)
+	if lsh[0] != 1 || int(lsh[1]) != rows {
+		return nil, fmt.Errorf("output %q has shape %v, want [1 %d vocab]", outLogits, lsh, rows)
 	}
 	s.out[lg] = ir.NewTensor(ir.Float32, lsh)
 	s.logits = s.out[lg].Float32s()
@@ -250,22 +269,35 @@ func (m *Model) Feed(ctx context.Context, tokens []int32) ([]float32, error) {
 	}
 	var logits []float32
 	for len(tokens) > 0 {
-		s := m.pick(len(tokens))
+		s := m.choose(len(tokens), true)
 		n := min(len(tokens), s.seq)
 		if err := m.run(ctx, s, tokens[:n]); err != nil {
 			return nil, err
 		}
-		logits = s.logits[(n-1)*m.Vocab : n*m.Vocab]
+		if s.last != nil {
+			logits = s.logits[:m.Vocab]
+		} else {
+			logits = s.logits[(n-1)*m.Vocab : n*m.Vocab]
+		}
 		tokens = tokens[n:]
 	}
 	return logits, nil
 }
 
-// pick chooses the graph for the next chunk of n tokens.
-func (m *Model) pick(n int) *step {
+// pick chooses the graph for the next chunk of n tokens among those that
+// compute the logits of every token.
+func (m *Model) pick(n int) *step { return m.choose(n, false) }
+
+// choose picks the graph for the next chunk of n tokens: the smallest that
+// holds them and fits in the cache, else the largest that fits; lastOnly
+// admits the graphs that compute the last token's logits only.
+func (m *Model) choose(n int, lastOnly bool) *step {
 	room := m.Capacity - m.pos
 	best := m.steps[0]
 	for _, s := range m.steps {
+		if s.last != nil && !lastOnly {
+			continue
+		}
 		if s.seq > room {
 			break
 		}
@@ -288,6 +320,9 @@ func (m *Model) run(ctx context.Context, s *step, toks []int32) error {
 		if i < len(toks) {
 			s.tokens[i] = int64(toks[i])
 		}
+	}
+	if s.last != nil {
+		s.last[0] = int64(len(toks) - 1)
 	}
 	if err := s.r.RunInto(ctx, s.in, s.out); err != nil {
 		return fmt.Errorf("llm: run the %d-token graph at position %d: %w", s.seq, m.pos, err)

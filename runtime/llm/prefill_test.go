@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/frontend/llama"
 	"github.com/weftrt/weft/runtime/llm"
 )
@@ -42,6 +43,51 @@ func TestStoriesPrefill(t *testing.T) {
 			requireLogits(t, want[pos-1], lg, "after position "+strconv.Itoa(pos-1))
 			require.Equal(t, pos, m.Pos())
 		}
+	}
+}
+
+// TestLastLogitsPrefill: prefill graphs that compute the last token's
+// logits only (llama.Mode.LastLogits) give Feed the naive pass's logits
+// through padded and chunked prompts; FeedAll, which needs every token's
+// logits, does not use them.
+func TestLastLogitsPrefill(t *testing.T) {
+	data := load(t)
+	cfg, w, err := llama.LoadLlama2C(stories)
+	require.NoError(t, err)
+	ref, err := newNaive(data)
+	require.NoError(t, err)
+	toks := []int32{1}
+	var want [][]float64
+	for pos := 0; pos < 40; pos++ {
+		lg := ref.forward(int(toks[pos]), pos)
+		want = append(want, lg)
+		toks = append(toks, int32(argmax(lg)))
+	}
+	var rs []llm.Runner
+	for _, s := range []int{1, 4, 16} {
+		g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: 48, LastLogits: s == 16})
+		require.NoError(t, err)
+		r, err := weft.New(g, weft.Options{OptLevel: 2, Verify: true})
+		require.NoError(t, err)
+		rs = append(rs, r)
+	}
+	m, err := llm.New(rs...)
+	require.NoError(t, err)
+	ctx := context.Background()
+	pos := 0
+	for _, n := range []int{7, 21, 1, 3} { // 16 padded; 16 + 4 + 1; ...
+		lg, err := m.Feed(ctx, toks[pos:pos+n])
+		require.NoError(t, err)
+		pos += n
+		requireLogits(t, want[pos-1], lg, "after position "+strconv.Itoa(pos-1))
+	}
+	// FeedAll of 9 tokens: every token's logits, from the 4-token graphs.
+	m.Reset()
+	all, err := m.FeedAll(ctx, toks[:9], nil)
+	require.NoError(t, err)
+	require.Len(t, all, 9*cfg.Vocab)
+	for i := 0; i < 9; i++ {
+		requireLogits(t, want[i], all[i*cfg.Vocab:(i+1)*cfg.Vocab], "FeedAll token "+strconv.Itoa(i))
 	}
 }
 

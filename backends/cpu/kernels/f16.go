@@ -49,9 +49,9 @@ type halfGemvN func(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
 type halfKernels struct {
 	gemvN halfGemvN // nil: gemv per four rows
 	gemv  halfGemv
-	gemm halfGemm
-	mr   int // activation rows of gemm
-	step int // k granularity of both; the remainder is done in Go
+	gemm  halfGemm
+	mr    int // activation rows of gemm
+	step  int // k granularity of both; the remainder is done in Go
 }
 
 // HalfMatMul computes y[m, n] = Σ_k x[m, k]·w[n, k] for an N×K weight w of

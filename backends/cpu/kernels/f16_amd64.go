@@ -59,16 +59,16 @@ func hpackF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, ds
 //go:noescape
 func hpackBF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, dst *float32)
 
-// halfPackFor returns the panel packer for the GEMM over f32 micro-kernels
-// (AVX-512 only, whose panels are 32 wide), or nil.
-func halfPackFor(dt ir.DType, isa ISA) halfPack {
+// halfPackFor returns the panel packers for the GEMM over f32
+// micro-kernels (AVX-512 only, whose panels are 32 wide), or nils.
+func halfPackFor(dt ir.DType, isa ISA) (halfPack, halfPackT) {
 	switch {
 	case isa < AVX512:
-		return nil
+		return nil, nil
 	case dt == ir.BFloat16:
-		return hpackBF16AVX512
+		return hpackBF16AVX512, hpackTBF16AVX512
 	}
-	return hpackF16AVX512
+	return hpackF16AVX512, hpackTF16AVX512
 }
 
 //go:noescape
@@ -76,3 +76,9 @@ func hgemvNF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
 
 //go:noescape
 func hgemvNBF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+
+//go:noescape
+func hpackTF16AVX512(kb16 int, w unsafe.Pointer, ldw int, dst *float32)
+
+//go:noescape
+func hpackTBF16AVX512(kb16 int, w unsafe.Pointer, ldw int, dst *float32)

@@ -29,10 +29,15 @@ var hPackMinM = 32
 // rows 16+r where bit r of m1 is; the others are zero) into dst.
 type halfPack func(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, dst *float32)
 
+// halfPackT converts kb16 blocks of 16 k (16·kb16 rows of a 32-wide tile)
+// of a full panel, 32 weight rows ldw bytes apart from w, into dst.
+type halfPackT func(kb16 int, w unsafe.Pointer, ldw int, dst *float32)
+
 // hpJob is a packed half GEMM; like sgemmJob, task t is M block
 // t/nChunks times column chunk t%nChunks, and the packing phase packs A.
 type hpJob struct {
 	pack        halfPack
+	packT       halfPackT
 	bf16        bool
 	w           []byte
 	N, K        int
@@ -61,13 +66,13 @@ var hTilePool = sync.Pool{New: func() any { return new(hTile) }}
 // no packer.
 func halfGemmPacked(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int) bool {
 	isa := CurrentISA()
-	pack := halfPackFor(dt, isa)
+	pack, packT := halfPackFor(dt, isa)
 	mr, nr := archShape(isa)
 	if pack == nil || nr != 32 || archKernel(isa, nr, mr) == nil || 2*K*31 > 1<<31-1 {
 		return false
 	}
 	j := hpJobPool.Get().(*hpJob)
-	*j = hpJob{pack: pack, bf16: dt == ir.BFloat16, w: w, N: N, K: K, a: x, lda: ldx, M: M, c: y, ldc: ldy,
+	*j = hpJob{pack: pack, packT: packT, bf16: dt == ir.BFloat16, w: w, N: N, K: K, a: x, lda: ldx, M: M, c: y, ldc: ldy,
 		mr: mr, nr: nr, kc: kcBlock}
 	for r := range j.idx {
 		j.idx[r] = int32(2 * K * r)
@@ -137,9 +142,14 @@ func (j *hpJob) Task(_, t int) {
 // range [k0, k0+kcb), zero past ncols.
 func (j *hpJob) convert(tile []float32, n0, ncols, k0, kcb int) {
 	m := uint64(1)<<ncols - 1
-	base := unsafe.Pointer(&j.w[2*(n0*j.K+k0)])
-	if kk2 := kcb / 2; kk2 > 0 {
-		j.pack(kk2, base, &j.idx, m&0xFFFF, m>>16, &tile[0])
+	done := 0
+	if ncols == 32 && j.packT != nil && kcb >= 16 {
+		// Full panels (all but the last): the transposing packer.
+		done = kcb / 16 * 16
+		j.packT(kcb/16, unsafe.Pointer(&j.w[2*(n0*j.K+k0)]), 2*j.K, &tile[0])
+	}
+	if kk2 := (kcb - done) / 2; kk2 > 0 {
+		j.pack(kk2, unsafe.Pointer(&j.w[2*(n0*j.K+k0+done)]), &j.idx, m&0xFFFF, m>>16, &tile[done*j.nr])
 	}
 	if kcb%2 == 1 {
 		// The last k of an odd block: a pair would read past the row.

@@ -160,3 +160,74 @@ q8gx4_done:
 	HSQ8(Z19, Y19, 12)
 	VZEROUPPER
 	RET
+
+// func dotQ8G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
+//
+// dotQ8G512 for nr consecutive weight rows (rb bytes apart) against one
+// activation row (decode GEMV; ng = pairs per row), as dotQ4G512rows.
+TEXT ·dotQ8G512rows(SB), NOSPLIT, $0-48
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+40(FP), R11
+	VMOVDQU64 ·q8gIdx+0(SB), Z24
+	VMOVDQU64 ·q8gIdx+64(SB), Z25
+	VMOVDQU64 ·q8gIdx+128(SB), Z26
+	VMOVDQU64 ·q8gIdx+192(SB), Z27
+	MOVL $0x80808080, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z28
+	TESTQ R12, R12
+	JEQ q8gr_end
+q8gr_row:
+	MOVQ ng+8(FP), CX
+	MOVQ R13, SI
+	MOVQ lay+32(FP), DI
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	CMPQ CX, $3
+	JLT q8gr_tail
+q8gr_loop:
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z7
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
+	ADDQ $136, SI
+	ADDQ $160, DI
+	SUBQ $2, CX
+	CMPQ CX, $3
+	JGE q8gr_loop
+q8gr_tail:
+	CMPQ CX, $1
+	JLT q8gr_done
+	JEQ q8gr_one
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU8.Z 128(SI), K1, Z7
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
+	JMP q8gr_done
+q8gr_one:
+	MOVQ $0xF, AX
+	KMOVQ AX, K1
+	VMOVDQU64 (SI), Z1
+	VMOVDQU8.Z 64(SI), K1, Z2
+	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
+q8gr_done:
+	VADDPS Z17, Z16, Z16
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y16, Y1
+	VEXTRACTF128 $1, Y1, X0
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q8gr_row
+q8gr_end:
+	VZEROUPPER
+	RET

@@ -93,10 +93,15 @@ type qkDot func(nsb int, w []byte, qs []int8, s1, s2 []float32) float32
 // qs, its floats at r·ld in s1 and s2; nsb >= 1.
 type qkDot4 func(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32)
 
+// qkRows is qkDot for nr >= 1 weight rows, rb bytes apart, writing
+// y[0:nr]; nsb >= 1.
+type qkRows func(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32)
+
 // qkSpec describes the K-quant kernels chosen for a type and ISA level.
 type qkSpec struct {
 	dot     qkDot
 	dot4    qkDot4 // nil where there is no four-row kernel
+	rows    qkRows // nil where there is no many-weight-rows kernel
 	ordered bool   // Q4_K: the kernels want the q4kOrder activation layout
 }
 
@@ -194,6 +199,11 @@ type qkJob struct {
 func (j *qkJob) Task(_, t int) {
 	K := j.nsb * qkSuper
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
+	if j.M == 1 && j.spec.rows != nil && j.nsb > 0 {
+		// Decode GEMV: the task's weight rows in one call.
+		j.spec.rows(n1-n0, j.nsb, j.w[n0*j.rb:n1*j.rb], j.rb, j.qs[:K], j.s1[:j.n1], j.s2[:j.n1], j.y[n0:n1])
+		return
+	}
 	m := 0
 	if d4 := j.spec.dot4; d4 != nil && j.nsb > 0 {
 		// Four activation rows per pass over each weight row.

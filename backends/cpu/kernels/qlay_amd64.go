@@ -145,10 +145,31 @@ func dotQ4G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 // qGroupRowsFunc returns the many-weight-rows grouped kernel for dt at isa
 // (decode GEMV), or nil.
 func qGroupRowsFunc(dt ir.DType, isa ISA) qGroupRows {
-	if dt == ir.Q4_0 && isa >= AVX512 && hasVNNI && hasVBMI {
+	if isa < AVX512 || !hasVNNI || !hasVBMI {
+		return nil
+	}
+	switch dt {
+	case ir.Q4_0:
 		return q4G512rows
+	case ir.Q8_0:
+		return q8G512rows
 	}
 	return nil
+}
+
+//go:noescape
+func dotQ8G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
+
+func q8G512rows(nr, np int, w []byte, rb int, lay []byte, y []float32) {
+	if nr == 0 {
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+np*2*34-1], lay[np*qLayQ8.bytes()-1], y[nr-1]
+	if np == 0 {
+		clear(y[:nr])
+		return
+	}
+	dotQ8G512rows(nr, np, &w[0], rb, &lay[0], &y[0])
 }
 
 func q4G512rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
