@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/weftrt/weft/backends"
@@ -129,6 +130,15 @@ func SchedulerOptions(devs []backends.Device, opts Options) (scheduler.Options, 
 // Devices returns the registered devices opts.Target selects, in
 // registry order; a target that names no device is an error.
 func Devices(opts Options) ([]backends.Device, error) {
+	if len(opts.Target) > 0 && !slices.ContainsFunc(opts.Target, func(t string) bool { return t != cpu.DeviceName }) {
+		// CPU only: do not probe the other backends (a Vulkan probe loads
+		// the drivers, tens of MB of resident memory).
+		if opts.Threads > 0 {
+			return []backends.Device{cpu.NewDevice(opts.Threads)}, nil
+		}
+		b, _ := backends.Get(cpu.DeviceName)
+		return b.Devices()
+	}
 	all, err := backends.AllDevices()
 	for i, d := range all {
 		if opts.Threads > 0 && d.Name() == cpu.DeviceName {

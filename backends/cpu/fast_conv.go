@@ -12,7 +12,8 @@ func init() {
 	registerIntoFirst(buildFastFusedConv, "FusedConv")
 }
 
-// buildFastConv handles float32 1-D/2-D Conv with group 1 as SGEMM.
+// buildFastConv handles float32 1-D/2-D Conv as an implicit GEMM
+// (fast_conv_implicit.go), or with group 1 as im2col + SGEMM.
 func buildFastConv(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
 		return nil
@@ -20,8 +21,8 @@ func buildFastConv(s *nodeSpec) intoKernel {
 	return fastConv(s, arg{}, nil, false)
 }
 
-// buildFastFusedConv handles float32 FusedConv: Conv as SGEMM, then the
-// bias, residual and activation epilogue.
+// buildFastFusedConv handles float32 FusedConv: Conv as in buildFastConv,
+// with the bias, residual and activation epilogue.
 func buildFastFusedConv(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 4 || len(s.out) != 1 {
 		return nil
@@ -38,9 +39,11 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 }
 
 // fastConv builds Y[n] = act(W·col(X[n]) + B + Z[n]) for each image n:
-// W is the [M, C·kH·kW] weight matrix, col the im2col patch matrix
-// [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise conv). Grouped
-// convolutions decline (the plain kernel has a direct loop for them).
+// first as the implicit GEMM, which reads the patches in place; where that
+// declines (a padded input over maxIm2col), with W the [M, C·kH·kW]
+// weight matrix and col the im2col patch matrix [C·kH·kW, OH·OW] in
+// scratch (X[n] itself for a pointwise conv). The im2col path declines
+// grouped convolutions (the plain kernel has a direct loop for them).
 func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 	if k := buildImplicitConv(s, z, act, relu); k != nil {
 		return k

@@ -43,10 +43,11 @@ var resnet50Convs = []struct {
 
 // BenchmarkResNet50Convs times every distinct ResNet-50 conv (FusedConv
 // with bias and ReLU) on 1 and 2 workers with the implicit-GEMM path and
-// with the im2col path, alternating the two in each iteration so that a
+// with an older path, alternating the two in each iteration so that a
 // shared machine disturbs both alike; it reports both times per layer
 // (ms, weighted by how often the layer occurs) and their ratio
-// (go test -run XXX -bench ResNet50Convs ./backends/cpu).
+// (go test -run XXX -bench ResNet50Convs ./backends/cpu). The older path
+// is the im2col one.
 func BenchmarkResNet50Convs(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, threads := range []int{1, 2} {
@@ -96,5 +97,50 @@ func BenchmarkResNet50Convs(b *testing.B) {
 			})
 		}
 		b.Logf("threads=%d: all convs (sum of per-layer mins): implicit %.2f ms, im2col %.2f ms", threads, float64(totNew.Microseconds())/1000, float64(totOld.Microseconds())/1000)
+	}
+}
+
+// BenchmarkDepthwiseConv times MobileNet-style depthwise 3×3 convs (bias
+// and ReLU fused) with the implicit-GEMM path and the plain direct kernel,
+// alternating the two (go test -run XXX -bench DepthwiseConv ./backends/cpu).
+func BenchmarkDepthwiseConv(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name     string
+		ch, h, s int
+	}{{"dw32_112", 32, 112, 1}, {"dw144_56_s2", 144, 112, 2}, {"dw512_14", 512, 14, 1}} {
+		oh := (c.h+2-3)/c.s + 1
+		x, w, bias := randF32(r, 1, int64(c.ch), int64(c.h), int64(c.h)), randF32(r, int64(c.ch), 1, 3, 3), randF32(r, int64(c.ch))
+		ys := []int64{1, int64(c.ch), int64(oh), int64(oh)}
+		attrs := []ir.AttrOption{ir.Ints("strides", int64(c.s), int64(c.s)), ir.Ints("pads", 1, 1, 1, 1), ir.Int("group", int64(c.ch))}
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("threads=%d/%s", threads, c.name), func(b *testing.B) {
+				mk := func(build intoBuilder, op string, at []ir.AttrOption) (intoKernel, []byte) {
+					spec := &nodeSpec{n: nodeN(op, at, []*ir.Tensor{x, w, bias}, 1), pool: poolFor(threads)}
+					spec.in = []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float32, shape: w.Shape, ok: true, c: w}, {dt: ir.Float32, shape: bias.Shape, ok: true, c: bias}}
+					spec.out = []arg{{dt: ir.Float32, shape: ys, ok: true}}
+					k := build(spec)
+					if k == nil {
+						b.Fatal("declined")
+					}
+					return k, ir.AlignedBytes(spec.scratch)
+				}
+				kNew, sNew := mk(buildFastConv, "Conv", attrs)
+				kOld, sOld := mk(buildConv, "Conv", attrs)
+				out := []*ir.Tensor{ir.NewTensor(ir.Float32, ys)}
+				in := []*ir.Tensor{x, w, bias}
+				var dNew, dOld time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					_ = kNew(in, out, sNew)
+					t1 := time.Now()
+					_ = kOld(in, out, sOld)
+					dNew += t1.Sub(t0)
+					dOld += time.Since(t1)
+				}
+				b.ReportMetric(float64(dNew.Microseconds())/float64(b.N), "implicit-µs")
+				b.ReportMetric(float64(dOld.Microseconds())/float64(b.N), "direct-µs")
+			})
+		}
 	}
 }

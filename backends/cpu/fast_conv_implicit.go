@@ -33,6 +33,7 @@ var implicitConvEnabled = true
 // implicitConv is the compile-time plan of one implicit-GEMM convolution.
 type implicitConv struct {
 	N, C, M    int
+	G, Cg, Mg  int // groups, input and output channels per group
 	H, W       int
 	OH, OW     int
 	gh, gw     axis2
@@ -44,14 +45,14 @@ type implicitConv struct {
 	nv         int   // virtual columns: OH·Wq
 	off        []int // per K row: offset of its B row in the buffer
 	K          int
-	cw         *kernels.ConvWeights // constant weights, packed once; nil: per run
-	mc, nc     int                  // most rows and virtual columns of a task
-	mr, nr     int                  // the micro-tile
-	mBlocks    int                  // row blocks: whole tiles, spread evenly
-	nChunks    int                  // column chunks: whole panels, spread evenly
-	temp       bool                 // tiles go to a per-worker buffer (Wq != OW)
-	segs       [][]int              // per chunk, for temp: see chunkSegments
-	bufOff     int                  // scratch offsets (floats)
+	cws        []*kernels.ConvWeights // per group: constant weights, packed once; nil: per run
+	mc, nc     int                    // most rows and virtual columns of a task
+	mr, nr     int                    // the micro-tile
+	mBlocks    int                    // row blocks: whole tiles, spread evenly
+	nChunks    int                    // column chunks: whole panels, spread evenly
+	temp       bool                   // tiles go to a per-worker buffer (Wq != OW)
+	segs       [][]int                // per chunk, for temp: see chunkSegments
+	bufOff     int                    // scratch offsets (floats)
 	tempOff    int
 	wOff       int
 	bias       bool
@@ -64,7 +65,9 @@ type implicitConv struct {
 }
 
 // buildImplicitConv returns the implicit-GEMM kernel for the conv in s, or
-// nil to decline (grouped convs, shapes it does not cover).
+// nil to decline (shapes it does not cover; grouped convs with runtime
+// weights). A grouped conv (depthwise included) runs one GEMM per group
+// over that group's channels of the same buffer.
 func buildImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 	if p := planImplicitConv(s, z, act, relu); p != nil {
 		return p.run
@@ -82,11 +85,12 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		return nil
 	}
 	r := len(x.shape) - 2
-	if r < 1 || r > 2 || len(w.shape) != r+2 || s.n.AttrInt("group", 1) != 1 {
-		return nil
+	G := int(s.n.AttrInt("group", 1))
+	if r < 1 || r > 2 || len(w.shape) != r+2 || G < 1 || G > 1 && w.c == nil {
+		return nil // grouped convs need constant weights (packed per group)
 	}
 	N, C, M := int(x.shape[0]), int(x.shape[1]), int(w.shape[0])
-	if int(w.shape[1]) != C || b.ok && !sameShape(b.shape, []int64{int64(M)}) || z.ok && !sameShape(z.shape, y.shape) {
+	if C%G != 0 || M%G != 0 || int(w.shape[1]) != C/G || b.ok && !sameShape(b.shape, []int64{int64(M)}) || z.ok && !sameShape(z.shape, y.shape) {
 		return nil
 	}
 	kernel := w.shape[2:]
@@ -105,8 +109,8 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		return nil
 	}
 	gh, gw := g[0], g[1]
-	p := &implicitConv{N: N, C: C, M: M, H: gh.in, W: gw.in, OH: gh.out, OW: gw.out, gh: gh, gw: gw,
-		K: C * gh.k * gw.k, bias: b.ok, z: z.ok, relu: relu, act: act, pool: s.pool}
+	p := &implicitConv{N: N, C: C, M: M, G: G, Cg: C / G, Mg: M / G, H: gh.in, W: gw.in, OH: gh.out, OW: gw.out, gh: gh, gw: gw,
+		K: C / G * gh.k * gw.k, bias: b.ok, z: z.ok, relu: relu, act: act, pool: s.pool}
 	if M*p.OH*p.OW*p.K < minFastFlops || M == 0 || p.OH*p.OW == 0 {
 		return nil
 	}
@@ -117,12 +121,15 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 	if !p.direct {
 		p.bufOff = l.add(p.bufLen)
 	}
+	mr, nr := kernels.ConvTile()
 	if w.c != nil {
-		p.cw = sharedConvWeights(w.c.Float32s(), M, p.K)
+		wv := w.c.Float32s()
+		for g := 0; g < G; g++ {
+			p.cws = append(p.cws, sharedConvWeights(wv[g*p.Mg*p.K:(g+1)*p.Mg*p.K], p.Mg, p.K))
+		}
 	} else {
 		p.wOff = l.add(kernels.ConvWeightsLen(M, p.K))
 	}
-	mr, nr := kernels.ConvTile()
 	p.split(s.pool.Workers(), mr, nr)
 	if p.temp {
 		p.tempOff = l.add(s.pool.Workers() * p.mc * p.nc)
@@ -143,7 +150,7 @@ func (p *implicitConv) layout() bool {
 		for c := range p.off {
 			p.off[c] = c * p.chanLen
 		}
-		p.bufLen = p.C * p.chanLen
+		p.bufLen = p.C * p.chanLen // group g reads from channel g·Cg on
 		return true
 	}
 	sh, sw := gh.stride, gw.stride
@@ -171,7 +178,7 @@ func (p *implicitConv) layout() bool {
 	p.nv = p.OH * p.Wq
 	p.off = make([]int, 0, p.K)
 	hi := 0
-	for c := 0; c < p.C; c++ {
+	for c := 0; c < p.Cg; c++ { // offsets within a group's channels
 		for kh := 0; kh < gh.k; kh++ {
 			for kw := 0; kw < gw.k; kw++ {
 				ph := [2]int{kh * gh.dil % sh, kw * gw.dil % sw}
@@ -182,7 +189,7 @@ func (p *implicitConv) layout() bool {
 		}
 	}
 	// Full panels of the last chunk may read up to 32 columns past nv.
-	p.bufLen = max(p.C*p.chanLen, hi+roundUpInt(p.nv, 32)+32)
+	p.bufLen = max(p.C*p.chanLen, (p.G-1)*p.Cg*p.chanLen+hi+roundUpInt(p.nv, 32)+32)
 	return true
 }
 
@@ -192,13 +199,16 @@ func (p *implicitConv) layout() bool {
 // shape allows (dynamic hand-out then balances the rest).
 func (p *implicitConv) split(workers, mr, nr int) {
 	p.mr, p.nr = mr, nr
-	tiles, panels := (p.M+mr-1)/mr, (p.nv+nr-1)/nr
-	p.nChunks = (panels + max(1, 128/nr) - 1) / max(1, 128/nr)
+	tiles, panels := (p.Mg+mr-1)/mr, (p.nv+nr-1)/nr
+	// Chunks of about 128 columns, wider when a group has few rows (a
+	// depthwise conv): about 32K outputs per task.
+	perChunk := max(1, min(4096, max(128, 32768/(tiles*mr)))/nr)
+	p.nChunks = (panels + perChunk - 1) / perChunk
 	p.mBlocks = (tiles + max(1, 256/mr) - 1) / max(1, 256/mr)
-	if want := 4 * workers; workers > 1 && p.nChunks*p.mBlocks < want {
-		p.mBlocks = min(tiles, (want+p.nChunks-1)/p.nChunks)
-		if p.nChunks*p.mBlocks < want {
-			p.nChunks = min(panels, (want+p.mBlocks-1)/p.mBlocks)
+	if want := 4 * workers; workers > 1 && p.G*p.nChunks*p.mBlocks < want {
+		p.mBlocks = min(tiles, (want+p.G*p.nChunks-1)/(p.G*p.nChunks))
+		if p.G*p.nChunks*p.mBlocks < want {
+			p.nChunks = min(panels, (want+p.G*p.mBlocks-1)/(p.G*p.mBlocks))
 		}
 	}
 	p.mc = (tiles + p.mBlocks - 1) / p.mBlocks * mr
@@ -212,10 +222,10 @@ func (p *implicitConv) split(workers, mr, nr int) {
 	p.transTasks = (p.C + p.transPer - 1) / p.transPer
 }
 
-// rows returns row block mb: [i0, i1).
+// rows returns row block mb of a group: [i0, i1).
 func (p *implicitConv) rows(mb int) (i0, i1 int) {
-	tiles := (p.M + p.mr - 1) / p.mr
-	return mb * tiles / p.mBlocks * p.mr, min(p.M, (mb+1)*tiles/p.mBlocks*p.mr)
+	tiles := (p.Mg + p.mr - 1) / p.mr
+	return mb * tiles / p.mBlocks * p.mr, min(p.Mg, (mb+1)*tiles/p.mBlocks*p.mr)
 }
 
 // cols returns chunk ch of the virtual columns: [v0, v1).
@@ -232,7 +242,8 @@ type implicitJob struct {
 	transform bool
 	x, buf, y []float32
 	z, bias   []float32
-	cw        *kernels.ConvWeights
+	cws       []*kernels.ConvWeights // per group
+	one       [1]*kernels.ConvWeights
 	temp      []float32
 	epis      []kernels.ConvEpi // one per worker
 }
@@ -247,12 +258,13 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	if len(epis) < p.pool.Workers() {
 		epis = make([]kernels.ConvEpi, p.pool.Workers())
 	}
-	*j = implicitJob{p: p, cw: p.cw, epis: epis}
+	*j = implicitJob{p: p, cws: p.cws, epis: epis}
 	var cw *kernels.ConvWeights
-	if j.cw == nil {
+	if j.cws == nil { // runtime weights (one group): packed per run
 		cw = convWeightsPool.Get().(*kernels.ConvWeights)
 		cw.Pack(region(scratch, p.wOff, kernels.ConvWeightsLen(p.M, p.K)), in[1].Float32s(), p.K, p.M, p.K)
-		j.cw = cw
+		j.one[0] = cw
+		j.cws = j.one[:]
 	}
 	if p.bias {
 		j.bias = in[2].Float32s()
@@ -260,6 +272,7 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	if p.temp {
 		j.temp = region(scratch, p.tempOff, p.pool.Workers()*p.mc*p.nc)
 	}
+	tasks := p.G * p.mBlocks * p.nChunks
 	xv, yv := in[0].Float32s(), out[0].Float32s()
 	ihw, ohw := p.C*p.H*p.W, p.M*p.OH*p.OW
 	for n := 0; n < p.N; n++ {
@@ -276,7 +289,7 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 			p.pool.RunTasks(p.transTasks, j)
 			j.transform = false
 		}
-		p.pool.RunTasks(p.mBlocks*p.nChunks, j)
+		p.pool.RunTasks(tasks, j)
 	}
 	if cw != nil {
 		*cw = kernels.ConvWeights{}
@@ -298,56 +311,68 @@ func (j *implicitJob) Task(wk, t int) {
 		}
 		return
 	}
+	per := p.mBlocks * p.nChunks
+	g, t := t/per, t%per
 	mb, ch := t/p.nChunks, t%p.nChunks
 	i0, i1 := p.rows(mb)
 	v0, v1 := p.cols(ch)
 	ncols := v1 - v0
 	ohw := p.OH * p.OW
+	// The group's output rows, bias and residual, from row g·Mg on.
+	y := j.y[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
+	var bias, z []float32
+	if j.bias != nil {
+		bias = j.bias[g*p.Mg : (g+1)*p.Mg]
+	}
+	if j.z != nil {
+		z = j.z[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
+	}
 	var c []float32
 	ldc := ohw
 	if p.temp {
 		c, ldc = j.temp[wk*p.mc*p.nc:(wk+1)*p.mc*p.nc], p.nc
 	} else {
-		c = j.y[i0*ohw+v0:]
+		c = y[i0*ohw+v0:]
 	}
-	cw := j.cw
+	cw := j.cws[g]
 	var epi *kernels.ConvEpi
 	if !p.temp && (p.bias || p.z || p.relu) {
 		// The tail is fused into the last K block's stores.
 		epi = &j.epis[wk]
-		*epi = kernels.ConvEpi{Bias: j.bias, Relu: p.relu}
-		if j.z != nil {
-			epi.Z = j.z[i0*ohw+v0:]
+		*epi = kernels.ConvEpi{Bias: bias, Relu: p.relu}
+		if z != nil {
+			epi.Z = z[i0*ohw+v0:]
 		}
 	}
+	buf := j.buf[g*p.Cg*p.chanLen+v0:]
 	for kb, nb := 0, cw.Blocks(); kb < nb; kb++ {
 		k0, _ := cw.Block(kb)
 		var e *kernels.ConvEpi
 		if kb == nb-1 {
 			e = epi
 		}
-		kernels.ConvGemm(cw, kb, i0, i1, j.buf[v0:], p.off[k0:], ncols, c, ldc, kb > 0, e)
+		kernels.ConvGemm(cw, kb, i0, i1, buf, p.off[k0:], ncols, c, ldc, kb > 0, e)
 	}
 	if !p.temp {
 		if p.act != nil {
 			for i := i0; i < i1; i++ {
-				p.act(j.y[i*ohw+v0 : i*ohw+v0+ncols])
+				p.act(y[i*ohw+v0 : i*ohw+v0+ncols])
 			}
 		}
 		return
 	}
 	segs := p.segs[ch]
 	for i := i0; i < i1; i++ {
-		var bias float32
-		if j.bias != nil {
-			bias = j.bias[i]
+		var b float32
+		if bias != nil {
+			b = bias[i]
 		}
-		yr := j.y[i*ohw : (i+1)*ohw]
+		yr := y[i*ohw : (i+1)*ohw]
 		var zr []float32
-		if j.z != nil {
-			zr = j.z[i*ohw : (i+1)*ohw]
+		if z != nil {
+			zr = z[i*ohw : (i+1)*ohw]
 		}
-		kernels.ConvCompactRow(yr, c[(i-i0)*ldc:(i-i0)*ldc+ncols], zr, segs, bias, p.relu)
+		kernels.ConvCompactRow(yr, c[(i-i0)*ldc:(i-i0)*ldc+ncols], zr, segs, b, p.relu)
 		if p.act != nil {
 			for s := 0; s < len(segs); s += 3 {
 				p.act(yr[segs[s+1] : segs[s+1]+segs[s+2]])
@@ -402,10 +427,7 @@ func (p *implicitConv) transformChannel(dst, x []float32) {
 				copy(row[qlo:qhi], src[w0:w0+qhi-qlo])
 				continue
 			}
-			for q := qlo; q < qhi; q++ {
-				row[q] = src[w0]
-				w0 += sw
-			}
+			kernels.CopyStrided(row[qlo:qhi], src[w0:], sw)
 		}
 	}
 }

@@ -61,9 +61,18 @@ func TestImplicitConvRandom(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))
 		ran := 0
-		for i := 0; i < 60; i++ {
+		for i := 0; i < 150; i++ {
 			oneD := r.IntN(5) == 0
 			N, C, M := 1+r.IntN(2), 1+r.IntN(19), 1+r.IntN(37)
+			G := 1
+			switch r.IntN(5) {
+			case 0: // depthwise, channel multiplier 1 or 2
+				G = 8 + r.IntN(40)
+				C, M = G, G*(1+r.IntN(2))
+			case 1: // a few groups
+				G = 2 + r.IntN(3)
+				C, M = G*(1+r.IntN(6)), G*(1+r.IntN(12))
+			}
 			H, W := 1+r.IntN(19), 1+r.IntN(23)
 			kh, kw := 1+r.IntN(4), 1+r.IntN(5)
 			sh, sw := 1+r.IntN(3), 1+r.IntN(3)
@@ -82,21 +91,21 @@ func TestImplicitConvRandom(t *testing.T) {
 			}
 			oh := (H+int(pads[0]+pads[2])-(kh-1)*dh-1)/sh + 1
 			ow := (W+int(pads[1]+pads[3])-(kw-1)*dw-1)/sw + 1
-			if oh < 1 || ow < 1 || M*oh*ow*C*kh*kw < minFastFlops {
+			if oh < 1 || ow < 1 || M*oh*ow*C/G*kh*kw < minFastFlops {
 				continue
 			}
-			xs, ws := []int64{int64(N), int64(C), int64(H), int64(W)}, []int64{int64(M), int64(C), int64(kh), int64(kw)}
-			attrs := []ir.AttrOption{ir.Ints("strides", int64(sh), int64(sw)), ir.Ints("dilations", int64(dh), int64(dw)), ir.Ints("pads", pads...)}
+			xs, ws := []int64{int64(N), int64(C), int64(H), int64(W)}, []int64{int64(M), int64(C / G), int64(kh), int64(kw)}
+			attrs := []ir.AttrOption{ir.Ints("strides", int64(sh), int64(sw)), ir.Ints("dilations", int64(dh), int64(dw)), ir.Ints("pads", pads...), ir.Int("group", int64(G))}
 			ys := []int64{int64(N), int64(M), int64(oh), int64(ow)}
 			if oneD {
-				xs, ws, ys = []int64{int64(N), int64(C), int64(W)}, []int64{int64(M), int64(C), int64(kw)}, []int64{int64(N), int64(M), int64(ow)}
-				attrs = []ir.AttrOption{ir.Ints("strides", int64(sw)), ir.Ints("dilations", int64(dw)), ir.Ints("pads", pads[1], pads[3])}
+				xs, ws, ys = []int64{int64(N), int64(C), int64(W)}, []int64{int64(M), int64(C / G), int64(kw)}, []int64{int64(N), int64(M), int64(ow)}
+				attrs = []ir.AttrOption{ir.Ints("strides", int64(sw)), ir.Ints("dilations", int64(dw)), ir.Ints("pads", pads[1], pads[3]), ir.Int("group", int64(G))}
 			}
 			x, w, b, z := randF32(r, xs...), randF32(r, ws...), randF32(r, int64(M)), randF32(r, ys...)
-			constW := r.IntN(4) != 0
+			constW := r.IntN(4) != 0 || G > 1 // grouped convs need constant weights
 			workers := 1 + r.IntN(3)
 			act := allActs[r.IntN(len(allActs))]
-			name := fmt.Sprintf("x%v_w%v_s%d,%d_d%d,%d_p%v_%s_w%d", xs, ws, sh, sw, dh, dw, pads, act, workers)
+			name := fmt.Sprintf("x%v_w%v_g%d_s%d,%d_d%d,%d_p%v_%s_w%d", xs, ws, G, sh, sw, dh, dw, pads, act, workers)
 			t.Run(name, func(t *testing.T) {
 				ran++
 				runImplicit(t, workers, intoCase{op: "Conv", attrs: attrs, in: []*ir.Tensor{x, w, b}, consts: []bool{false, constW, true}, tol: 1e-3})
@@ -183,8 +192,8 @@ func TestImplicitConvSharesWeights(t *testing.T) {
 	}
 	before := convPackCount.Load()
 	a, b := mk(w), mk(w)
-	require.Same(t, a.cw, b.cw, "the same weights were packed twice")
+	require.Same(t, a.cws[0], b.cws[0], "the same weights were packed twice")
 	require.Equal(t, before+1, convPackCount.Load())
 	c := mk(w2)
-	require.NotSame(t, a.cw, c.cw, "distinct tensors shared a packing")
+	require.NotSame(t, a.cws[0], c.cws[0], "distinct tensors shared a packing")
 }

@@ -13,8 +13,10 @@ import (
 // The KV-cache ops of decoder graphs (ir/ops.go): KVCacheUpdate writes the
 // new rows into the cache in place (the planned executor binds its output
 // to the input tensor: slotAlias), KVAttention attends over the cache up to
-// each query's position, reading f16 and Q8_0 caches a tile of rows at a
-// time, widened to f32 in scratch.
+// each query's position a tile of rows at a time: f32 and f16 rows where
+// they lie (f16 widened in registers), Q8_0 tiles widened to f32 in
+// scratch first. The AVX2 kernels are in fast_kv_amd64.s, plain Go
+// versions below.
 
 func init() {
 	registerIntoFirst(buildKVCacheUpdate, "KVCacheUpdate")
@@ -116,30 +118,18 @@ func storeHalfGo(dst []uint16, src []float32) {
 	}
 }
 
-// loadKVRows widens n cache rows of d elements (dtype dt) at src into dst.
-func loadKVRows(dt ir.DType, dst []float32, src []byte, n, d int) {
-	switch dt {
-	case ir.Float32:
-		copy(dst[:n*d], unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), n*d))
-	case ir.Float16:
-		h := unsafe.Slice((*uint16)(unsafe.Pointer(&src[0])), n*d)
-		dst = dst[:n*d]
-		for i, v := range h {
-			dst[i] = ir.F16ToF32(v)
-		}
-	default:
-		// Q8_0: blocks of a 2-byte f16 scale and 32 int8 codes.
-		const bs, bb = 32, 34
-		nb := n * d / bs
-		src = src[:nb*bb]
-		dst = dst[:nb*bs]
-		for b := 0; b < nb; b++ {
-			blk := src[b*bb : b*bb+bb]
-			sc := ir.F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
-			o := dst[b*bs : b*bs+bs]
-			for i := range o {
-				o[i] = sc * float32(int8(blk[2+i]))
-			}
+// loadQ8Go widens Q8_0 blocks (a 2-byte f16 scale and 32 int8 codes) at
+// src into dst (len(dst)/32 blocks).
+func loadQ8Go(dst []float32, src []byte) {
+	const bs, bb = 32, 34
+	nb := len(dst) / bs
+	src = src[:nb*bb]
+	for b := 0; b < nb; b++ {
+		blk := src[b*bb : b*bb+bb]
+		sc := ir.F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		o := dst[b*bs : b*bs+bs]
+		for i := range o {
+			o[i] = sc * float32(int8(blk[2+i]))
 		}
 	}
 }
@@ -267,8 +257,8 @@ func (j *kvAttnJob) Task(w, t int) {
 			vh = j.vh[(kvh*P+j0)*Dv : (kvh*P+j0+n)*Dv]
 		default:
 			kt, vt = buf[j.kOff:j.kOff+n*D], buf[j.vOff:j.vOff+n*Dv]
-			loadKVRows(j.dt, kt, j.k[(kvh*P+j0)*krb:], n, D)
-			loadKVRows(j.dt, vt, j.v[(kvh*P+j0)*vrb:], n, Dv)
+			loadQ8(kt, j.k[(kvh*P+j0)*krb:(kvh*P+j0+n)*krb])
+			loadQ8(vt, j.v[(kvh*P+j0)*vrb:(kvh*P+j0+n)*vrb])
 		}
 		for s := 0; s < S; s++ {
 			p := int(j.pos[b*S+s])

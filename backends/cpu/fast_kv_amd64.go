@@ -27,6 +27,9 @@ func kvAccumF16AVX2(acc, w *float32, v *uint16, d, n int)
 //go:noescape
 func kvStoreF16AVX2(dst *uint16, src *float32, n int)
 
+//go:noescape
+func kvLoadQ8AVX2(dst *float32, src *byte, nblocks int)
+
 // kvSIMD reports whether the AVX2 kernels may run (the kernels package's
 // ISA level, which tests and --isa may lower).
 func kvSIMD() bool { return kernels.CurrentISA() >= kernels.AVX2 }
@@ -82,4 +85,15 @@ func storeHalf(dst []uint16, src []float32) {
 		v = 0
 	}
 	storeHalfGo(dst[v:n], src[v:])
+}
+
+// loadQ8 widens len(dst)/32 Q8_0 blocks at src into dst.
+func loadQ8(dst []float32, src []byte) {
+	nb := len(dst) / 32
+	if nb > 0 && kvSIMD() {
+		_, _ = dst[nb*32-1], src[nb*34-1]
+		kvLoadQ8AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nb)
+		return
+	}
+	loadQ8Go(dst, src)
 }

@@ -288,3 +288,42 @@ kvAccumF16AVX2s8:
 kvAccumF16AVX2done:
 	VZEROUPPER
 	RET
+
+// func kvLoadQ8AVX2(dst *float32, src *byte, nblocks int)
+// Widens Q8_0 blocks (an f16 scale, then 32 int8 codes) to float32.
+TEXT ·kvLoadQ8AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nblocks+16(FP), CX
+
+q8loop:
+	TESTQ CX, CX
+	JZ q8done
+	MOVWLZX (SI), AX
+	VMOVD AX, X0
+	VCVTPH2PS X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD 2(SI), Y1
+	VCVTDQ2PS Y1, Y1
+	VMULPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	VPMOVSXBD 10(SI), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS Y0, Y2, Y2
+	VMOVUPS Y2, 32(DI)
+	VPMOVSXBD 18(SI), Y3
+	VCVTDQ2PS Y3, Y3
+	VMULPS Y0, Y3, Y3
+	VMOVUPS Y3, 64(DI)
+	VPMOVSXBD 26(SI), Y4
+	VCVTDQ2PS Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VMOVUPS Y4, 96(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JMP q8loop
+
+q8done:
+	VZEROUPPER
+	RET

@@ -10,9 +10,10 @@ func init() { registerIntoFirst(buildFastHalfQMatMul, "QMatMul") }
 // buildFastHalfQMatMul handles QMatMul with a constant F16 or BF16 weight
 // [N, K] and float32 activations: the weight is read in place (a zero-copy
 // mmap'd constant stays so) and widened to f32 in registers by
-// kernels.HalfMatMul, a streaming GEMV at one row, a cache-blocked
-// dot-product GEMM above. Other weight types decline (the block-quantized
-// builder in fast_qmatmul.go takes those).
+// kernels.HalfMatMul: a streaming GEMV at one row, dot-product kernels for
+// a few rows, and for many rows K tiles converted on the fly for the SGEMM
+// micro-kernels. Other weight types decline (the block-quantized builder
+// in fast_qmatmul.go takes those).
 func buildFastHalfQMatMul(s *nodeSpec) intoKernel {
 	x, w, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !w.ok || w.c == nil || x.dt != ir.Float32 || y.dt != ir.Float32 {
@@ -39,7 +40,20 @@ func buildFastHalfQMatMul(s *nodeSpec) intoKernel {
 	if M*N*K < 1<<16 { // tiny: not worth a hand-off (weights stream, so bytes matter more than MACs)
 		pool = nil
 	}
-	return func(in, out []*ir.Tensor, _ []byte) error {
-		return kernels.HalfMatMul(pool, dt, in[1].Data, N, K, in[0].Float32s(), K, M, out[0].Float32s(), N)
+	// Scratch for the packed activations of the many-row path, so that a
+	// run allocates nothing.
+	var l layout
+	aOff, aLen := 0, 0
+	if M > 1 {
+		aLen = M * K
+		aOff = l.add(aLen)
+	}
+	s.scratch = l.bytes()
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		var abuf []float32
+		if aLen > 0 {
+			abuf = region(scratch, aOff, aLen)
+		}
+		return kernels.HalfMatMulBuf(pool, dt, in[1].Data, N, K, in[0].Float32s(), K, M, out[0].Float32s(), N, abuf)
 	}
 }

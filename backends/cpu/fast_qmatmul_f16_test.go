@@ -41,7 +41,7 @@ func TestFastHalfQMatMul(t *testing.T) {
 						in: []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: dt, shape: w.Shape, ok: true, c: w}}}
 					kern := buildFastHalfQMatMul(spec)
 					require.NotNil(t, kern)
-					require.NoError(t, kern([]*ir.Tensor{x, w}, []*ir.Tensor{out}, nil))
+					require.NoError(t, kern([]*ir.Tensor{x, w}, []*ir.Tensor{out}, make([]byte, spec.scratch)))
 					requireClose(t, want, out, 1e-5)
 				})
 			}
@@ -97,10 +97,10 @@ func testHalfAllocs(t *testing.T) {
 			in: []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float16, shape: w.Shape, ok: true, c: w}}}
 		kern := buildFastHalfQMatMul(spec)
 		require.NotNil(t, kern)
-		in, outs := []*ir.Tensor{x, w}, []*ir.Tensor{out}
-		require.NoError(t, kern(in, outs, nil))
+		in, outs, scratch := []*ir.Tensor{x, w}, []*ir.Tensor{out}, make([]byte, spec.scratch)
+		require.NoError(t, kern(in, outs, scratch))
 		allocs := testing.AllocsPerRun(20, func() {
-			if err := kern(in, outs, nil); err != nil {
+			if err := kern(in, outs, scratch); err != nil {
 				t.Fatal(err)
 			}
 		})

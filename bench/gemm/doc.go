@@ -7,9 +7,10 @@
 //     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ./sgemm_numpy.py).
 //   - BenchmarkReadBandwidth: a plain streaming read of 256 MB, the ceiling
 //     for BenchmarkQGemv, which reports the GB/s of weight bytes of the
-//     quantized decode GEMV (Q4_0, Q8_0; "hot" reuses one matrix that may
-//     sit in L3, "cold" cycles through copies totalling 256 MB).
-//   - BenchmarkQGemm: quantized GEMM (prefill) GOP/s.
+//     quantized decode GEMV (Q4_0, Q8_0, Q4_K, Q6_K; "hot" reuses one
+//     matrix that may sit in L3, "cold" cycles through copies totalling
+//     256 MB).
+//   - BenchmarkQGemm: quantized GEMM (prefill) GOP/s, also per CPU second.
 //
 // Besides wall-clock rates the benchmarks report rates per CPU-second
 // ("@cpu", scaled by the thread count), which stay meaningful when other

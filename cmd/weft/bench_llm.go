@@ -27,7 +27,7 @@ type llmBenchFlags struct {
 func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
 	lf := &llmBenchFlags{}
 	f := cmd.Flags()
-	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill")
+	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill (in chunks of at most 512)")
 	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
 	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
 	lf.kvType = kvTypeFlag(cmd)
@@ -71,10 +71,12 @@ type llmBenchResult struct {
 	Speculative *specBenchResult `json:"speculative,omitempty"`
 }
 
-// benchLLM loads the model with a prefill graph of exactly lf.prefill
-// tokens, runs one untimed warm-up generation (2 tokens), then times a
-// greedy generation: the prefill (TTFT, prefill tok/s) and lf.decode
-// single-token steps (decode tok/s). The prompt is deterministic token ids.
+// benchLLM loads the model with a prefill graph of lf.prefill tokens (at
+// most maxPrefillSeq: a longer prompt runs in chunks), runs one untimed
+// warm-up generation (2 tokens), then times a greedy generation: the
+// prefill (TTFT, prefill tok/s) and lf.decode single-token steps (decode
+// tok/s). The prompt is deterministic token ids. The read bandwidth is
+// measured after the generation, with the same threads.
 func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, error) {
 	if lf.prefill < 1 || lf.decode < 1 {
 		return nil, fmt.Errorf("bench: --prefill %d, --decode %d: want at least 1 each", lf.prefill, lf.decode)
@@ -93,7 +95,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if err := lf.draft.validate(); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	lm, err := loadLLM(path, capacity, capacity, lf.draft.targetSeqs([]int{lf.prefill}), kvT, o)
+	lm, err := loadLLM(path, capacity, capacity, lf.draft.targetSeqs([]int{min(lf.prefill, maxPrefillSeq)}), kvT, o)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

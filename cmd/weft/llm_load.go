@@ -104,11 +104,18 @@ func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o 
 // verify speculative drafts (which need every token's logits).
 const lastLogitsSeq = 16
 
+// maxPrefillSeq caps the prefill graph length: a longer prompt runs in
+// chunks of it (llm.Model.Feed), so that the graph's activations — which
+// grow with its length — stay a few tens of MB, while each chunk is
+// still long enough for the matrix kernels to run at full speed.
+const maxPrefillSeq = 512
+
 // prefillBucket is the smallest power of two ≥ n (at least 2), capped at
-// capacity: the prefill graph size for an n-token prompt.
+// capacity and at maxPrefillSeq: the prefill graph size for an n-token
+// prompt.
 func prefillBucket(n, capacity int) int {
 	b := 2
-	for b < n && b < capacity {
+	for b < n && b < capacity && b < maxPrefillSeq {
 		b *= 2
 	}
 	return min(b, capacity)

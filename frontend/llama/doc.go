@@ -3,8 +3,8 @@
 // cache, SiLU-gated FFN; qwen2's q/k/v biases and NeoX rotary pairs) as
 // ir.Graphs with static shapes, from a Config and a set of Weights, and
 // imports llama2.c checkpoints (LoadLlama2C) and GGUF models of the llama
-// and qwen2 architectures (FromGGUF; block-quantized matrices stay
-// quantized and run as QMatMul). GenerateGGUF writes random-weight GGUF
+// and qwen2 architectures (FromGGUF; block-quantized, F16 and BF16
+// matrices stay as stored, zero-copy, and run as QMatMul). GenerateGGUF writes random-weight GGUF
 // models of any geometry for tests and benchmarks.
 //
 // One model gives several graphs: Build(cfg, w, Mode{Seq: S, Capacity: P})

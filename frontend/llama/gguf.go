@@ -195,8 +195,8 @@ func (ld *tensorLoader) vec(name string, n int, optional bool) *ir.Tensor {
 	return ld.f32(name, t)
 }
 
-// mat reads a GGUF [out, in] matrix: kept as is in a QMatMul block format,
-// otherwise decoded to f32 and transposed to [in, out].
+// mat reads a GGUF [out, in] matrix: kept as is in a QMatMul format (block
+// types, f16, bf16), otherwise decoded to f32 and transposed to [in, out].
 func (ld *tensorLoader) mat(name string, out, in int) *ir.Tensor {
 	t := ld.raw(name, false)
 	if t == nil {

@@ -64,6 +64,12 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	var lat []float64
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	defer func() {
+		runtime.ReadMemStats(&ms1)
+		fmt.Printf("mallocs/run %.1f bytes/run %.0f\n", float64(ms1.Mallocs-ms0.Mallocs)/float64(*runs), float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(*runs))
+	}()
 	for range *runs {
 		s := time.Now()
 		if err := m.RunInto(context.Background(), inputs, outputs); err != nil {

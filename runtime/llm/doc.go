@@ -11,7 +11,10 @@
 // names rather than importing a frontend. A Model takes already-compiled
 // graphs as Runners (weft.Model and runtime.Session satisfy the
 // interface), one per sequence length: the one of length 1 decodes, longer
-// ones prefill in buckets.
+// ones prefill in buckets. A graph with a logits_index input computes the
+// logits of one token only (frontend/llama's Mode.LastLogits: the
+// classifier runs on one row): Feed uses such graphs for prompt chunks,
+// while FeedAll, which returns every token's logits, skips them.
 //
 // The cache is session-owned state: one contiguous [1, KVHeads, Capacity,
 // HeadDim] tensor per layer for keys and one for values, of the graphs'

@@ -5,6 +5,8 @@ import (
 	"sync"
 )
 
+//go:generate go run gen_conv.go
+
 // Implicit-GEMM convolution. A convolution is Y = W·B with W the M×K
 // weight matrix (K = input channels × taps) and B the K×N patch matrix;
 // instead of building B (im2col) and packing it, the caller lays the input
@@ -139,8 +141,35 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 	if acc {
 		iacc = 1
 	}
-	var tile *[14 * 32]float32 // for column edges without masks
 	a := cw.data[k0*cw.M:]
+	if isa >= AVX512 {
+		// Masked loads and stores handle every column edge: one kernel
+		// call per tile, with the epilogue fused.
+		full, last := convKernel(isa, nr, mr), convKernel(isa, nr, (i1-i0-1)%mr+1)
+		if full != nil && last != nil {
+			for p0 := 0; p0 < ncols; p0 += nr {
+				mask := uint32(uint64(1)<<min(nr, ncols-p0) - 1)
+				bp := &b[p0]
+				for ir := i0; ir < i1; ir += mr {
+					fn := full
+					if i1-ir < mr {
+						fn = last
+					}
+					ct := (ir-i0)*ldc + p0
+					var biasp, zp *float32
+					if flags&1 != 0 {
+						biasp = &epi.Bias[ir]
+					}
+					if flags&2 != 0 {
+						zp = &epi.Z[ct]
+					}
+					fn(kcb, &a[ir*kcb], bp, &off[0], &c[ct], ldc, mask, iacc, biasp, zp, flags)
+				}
+			}
+			return
+		}
+	}
+	var tile *[14 * 32]float32 // for column edges without masks
 	for p0 := 0; p0 < ncols; p0 += nr {
 		pc := min(nr, ncols-p0)
 		full := hi+p0+nr <= len(b) // a full panel of every row is readable

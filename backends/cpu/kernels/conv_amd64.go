@@ -53,32 +53,3 @@ func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
 	convEpi512(&dst[0], &src[0], zp, len(dst), bias, flags)
 	return true
 }
-
-//go:noescape
-func convTEpi512(y *float32, ldy int, tile *float32, rows int, nch int, segs *int, nseg int, bias, z *float32, flags int)
-
-// convTArch reports whether the transposed-orientation kernels exist at
-// the current level.
-func convTArch() bool { return CurrentISA() >= AVX512 }
-
-// convTTile runs the transposed kernel for rows pixels and one 32-channel
-// weight panel into tile.
-func convTTile(k, rows int, a []float32, off []int, b, tile []float32) {
-	convT512Kernels[rows](k, &a[0], &off[0], &b[0], &tile[0])
-}
-
-// convTStore runs the transposing epilogue (see convTEpi512).
-func convTStore(y []float32, ldy int, tile []float32, rows, nch int, segs []int, bias, z []float32, relu bool) {
-	flags := 0
-	bp, zp := &tile[0], &y[0] // never read without their flags
-	if bias != nil {
-		flags, bp = 1, &bias[0]
-	}
-	if z != nil {
-		flags, zp = flags|2, &z[0]
-	}
-	if relu {
-		flags |= 4
-	}
-	convTEpi512(&y[0], ldy, &tile[0], rows, nch, &segs[0], len(segs)/2, bp, zp, flags)
-}

@@ -64,66 +64,6 @@ func conv256x5(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32,
 //go:noescape
 func conv256x6(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
 
-//go:noescape
-func convT512x1(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x2(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x3(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x4(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x5(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x6(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x7(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x8(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x9(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x10(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x11(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x12(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x13(k int, a *float32, off *int, b, c *float32)
-
-//go:noescape
-func convT512x14(k int, a *float32, off *int, b, c *float32)
-
-var convT512Kernels = [...]func(k int, a *float32, off *int, b, c *float32){
-	nil,
-	convT512x1,
-	convT512x2,
-	convT512x3,
-	convT512x4,
-	convT512x5,
-	convT512x6,
-	convT512x7,
-	convT512x8,
-	convT512x9,
-	convT512x10,
-	convT512x11,
-	convT512x12,
-	convT512x13,
-	convT512x14,
-}
-
 var conv512Kernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int){
 	nil,
 	conv512x1,

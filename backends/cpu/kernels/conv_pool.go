@@ -58,3 +58,24 @@ func MaxPoolRow(dst, v []float32, offs []int, stride int) {
 		dst[o] = best
 	}
 }
+
+// copyTap is the single zero-offset tap of CopyStrided.
+var copyTap = []int{0}
+
+// CopyStrided writes dst[i] = src[i*stride] (a stride-phase split of an
+// input row). Stride 2 runs 16 lanes at a time where src has
+// MaxPoolRowSlack floats to spare after the last element read.
+func CopyStrided(dst, src []float32, stride int) {
+	if len(dst) == 0 {
+		return
+	}
+	if stride < 1 || (len(dst)-1)*stride >= len(src) {
+		panic(fmt.Sprintf("kernels: CopyStrided %d elements at stride %d from %d floats", len(dst), stride, len(src)))
+	}
+	if stride <= 2 && maxPoolRowArch(dst, src, copyTap, stride, 0) {
+		return
+	}
+	for i := range dst {
+		dst[i] = src[i*stride]
+	}
+}

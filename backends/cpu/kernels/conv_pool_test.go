@@ -75,3 +75,26 @@ func TestMaxPoolRow(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyStrided checks the strided row copy for strides 1-3, every
+// length up to 40, with and without slack after the source.
+func TestCopyStrided(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 9))
+		for stride := 1; stride <= 3; stride++ {
+			for n := 1; n <= 40; n++ {
+				for _, slack := range []int{0, 1, MaxPoolRowSlack} {
+					src := randFloats(r, (n-1)*stride+1+slack)
+					src[0] = float32(math.NaN())
+					dst := make([]float32, n)
+					CopyStrided(dst, src, stride)
+					for i := range dst {
+						if !sameFloat(dst[i], src[i*stride]) {
+							t.Fatalf("stride %d n %d slack %d: dst[%d] = %v, want %v", stride, n, slack, i, dst[i], src[i*stride])
+						}
+					}
+				}
+			}
+		}
+	})
+}

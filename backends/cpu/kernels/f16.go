@@ -49,9 +49,9 @@ type halfGemvN func(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
 type halfKernels struct {
 	gemvN halfGemvN // nil: gemv per four rows
 	gemv  halfGemv
-	gemm  halfGemm
-	mr    int // activation rows of gemm
-	step  int // k granularity of both; the remainder is done in Go
+	gemm  halfGemm // nil: gemv once per activation row
+	mr    int      // activation rows of gemm
+	step  int      // k granularity of both; the remainder is done in Go
 }
 
 // HalfMatMul computes y[m, n] = Σ_k x[m, k]·w[n, k] for an N×K weight w of
@@ -60,6 +60,13 @@ type halfKernels struct {
 // spread over pool. It returns an error for another dt or slices too short
 // for the shapes.
 func HalfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int) error {
+	return HalfMatMulBuf(pool, dt, w, N, K, x, ldx, M, y, ldy, nil)
+}
+
+// HalfMatMulBuf is HalfMatMul with caller-owned memory for the packed
+// activations of the many-row path: with len(abuf) >= M·K the call never
+// allocates (nil: a pooled buffer).
+func HalfMatMulBuf(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int, abuf []float32) error {
 	if dt != ir.Float16 && dt != ir.BFloat16 {
 		return fmt.Errorf("kernels: HalfMatMul on %v: %w (want f16 or bf16)", dt, ir.ErrUnsupported)
 	}
@@ -84,7 +91,7 @@ func HalfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 		}
 		return nil
 	}
-	if M >= hPackMinM && halfGemmPacked(pool, dt, w, N, K, x, ldx, M, y, ldy) {
+	if M >= hPackMinM && halfGemmPacked(pool, dt, w, N, K, x, ldx, M, y, ldy, abuf) {
 		return nil
 	}
 	j := hJobPool.Get().(*hJob)
@@ -168,7 +175,7 @@ func (j *hJob) Task(_, t int) {
 				wp[r] = unsafe.Pointer(&j.w[2*(n+min(r, nv-1))*K])
 			}
 			m := mb
-			if j.M == 1 || kmain == 0 {
+			if j.M == 1 || kmain == 0 || j.k.gemm == nil {
 				for ; m < me; m++ {
 					xr := j.x[m*j.ldx : m*j.ldx+K]
 					o := (*[4]float32)(out[:4])

@@ -64,7 +64,7 @@ var hTilePool = sync.Pool{New: func() any { return new(hTile) }}
 // halfGemmPacked computes y = x·wᵀ like HalfMatMul (whose checks it
 // relies on) with the packed path; it reports false when the ISA level has
 // no packer.
-func halfGemmPacked(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int) bool {
+func halfGemmPacked(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int, abuf []float32) bool {
 	isa := CurrentISA()
 	pack, packT := halfPackFor(dt, isa)
 	mr, nr := archShape(isa)
@@ -84,13 +84,20 @@ func halfGemmPacked(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ld
 	chunks := min(np, max(1, (4*pool.Workers()+mBlocks-1)/mBlocks))
 	j.chunk = (np + chunks - 1) / chunks
 	j.nChk = (np + j.chunk - 1) / j.chunk
-	buf := getFloats(M * K)
-	j.apack = *buf
+	var buf *[]float32
+	if len(abuf) >= M*K {
+		j.apack = abuf[:M*K]
+	} else {
+		buf = getFloats(M * K)
+		j.apack = *buf
+	}
 	j.packing = true
 	pool.RunTasks(mBlocks*((K+j.kc-1)/j.kc), j)
 	j.packing = false
 	pool.RunTasks(mBlocks*j.nChk, j)
-	putFloats(buf)
+	if buf != nil {
+		putFloats(buf)
+	}
 	*j = hpJob{}
 	hpJobPool.Put(j)
 	return true

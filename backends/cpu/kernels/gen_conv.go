@@ -37,16 +37,6 @@ func main() {
 		gen256(&s2, mr)
 		fmt.Fprintf(&decl, "//go:noescape\nfunc conv256x%d%s\n\n", mr, sig)
 	}
-	sigT := "(k int, a *float32, off *int, b, c *float32)"
-	for mr := 1; mr <= 14; mr++ {
-		genT512(&s512, mr)
-		fmt.Fprintf(&decl, "//go:noescape\nfunc convT512x%d%s\n\n", mr, sigT)
-	}
-	fmt.Fprintf(&decl, "var convT512Kernels = [...]func%s{\n\tnil,\n", sigT)
-	for mr := 1; mr <= 14; mr++ {
-		fmt.Fprintf(&decl, "\tconvT512x%d,\n", mr)
-	}
-	decl.WriteString("}\n\n")
 	fmt.Fprintf(&decl, "var conv512Kernels = [...]func%s{\n\tnil,\n", sig)
 	for mr := 1; mr <= 14; mr++ {
 		fmt.Fprintf(&decl, "\tconv512x%d,\n", mr)
@@ -189,42 +179,4 @@ func epilogue(w *bytes.Buffer, name string, mr int, reg string, tmp int, addZ fu
 		// what MAXPS returns when either is NaN.
 		fmt.Fprintf(w, "\tVMAXPS %s%d, %s%d, %s%d\n", reg, r, reg, tmp, reg, r)
 	}
-}
-
-// genT512 writes the transposed-orientation kernel: C[0:mr, 0:32] = A·B
-// where row r of A at step kk is the single float a[off[kk]+r] (mr output
-// pixels read in place) and B is a packed k×32 panel of weights (b[kk*32+j],
-// 32 output channels). C is stored whole, row-major with 32 columns (a
-// tile the caller transposes into the output). Accumulators Z0..Z(2mr-1),
-// B in Z28/Z29, broadcasts in Z30/Z31.
-func genT512(w *bytes.Buffer, mr int) {
-	name := fmt.Sprintf("convT512x%d", mr)
-	fmt.Fprintf(w, "\n// func %s(k int, a *float32, off *int, b, c *float32)\n", name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
-	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ off+16(FP), SI\n\tMOVQ b+24(FP), BX\n\tMOVQ c+32(FP), DI\n")
-	for i := 0; i < 2*mr; i++ {
-		fmt.Fprintf(w, "\tVPXORD Z%d, Z%d, Z%d\n", i, i, i)
-	}
-	step := func(u int) {
-		fmt.Fprintf(w, "\tMOVQ %d(SI), R9\n\tLEAQ (AX)(R9*4), R10\n", u*8)
-		fmt.Fprintf(w, "\tVMOVUPS %d(BX), Z28\n\tVMOVUPS %d(BX), Z29\n", u*128, u*128+64)
-		for r := 0; r < mr; r++ {
-			t := 30 + r%2
-			fmt.Fprintf(w, "\tVBROADCASTSS %d(R10), Z%d\n", r*4, t)
-			fmt.Fprintf(w, "\tVFMADD231PS Z28, Z%d, Z%d\n\tVFMADD231PS Z29, Z%d, Z%d\n", t, 2*r, t, 2*r+1)
-		}
-	}
-	fmt.Fprintf(w, "\tCMPQ CX, $%d\n\tJLT %s_tail\n%s_loop:\n", unroll, name, name)
-	for u := 0; u < unroll; u++ {
-		step(u)
-	}
-	fmt.Fprintf(w, "\tADDQ $%d, SI\n\tADDQ $%d, BX\n\tSUBQ $%d, CX\n\tCMPQ CX, $%d\n\tJGE %s_loop\n", unroll*8, unroll*128, unroll, unroll, name)
-	fmt.Fprintf(w, "%s_tail:\n\tTESTQ CX, CX\n\tJEQ %s_store\n%s_tail1:\n", name, name, name)
-	step(0)
-	fmt.Fprintf(w, "\tADDQ $8, SI\n\tADDQ $128, BX\n\tDECQ CX\n\tJNZ %s_tail1\n", name)
-	fmt.Fprintf(w, "%s_store:\n", name)
-	for r := 0; r < mr; r++ {
-		fmt.Fprintf(w, "\tVMOVUPS Z%d, %d(DI)\n\tVMOVUPS Z%d, %d(DI)\n", 2*r, r*128, 2*r+1, r*128+64)
-	}
-	w.WriteString("\tVZEROUPPER\n\tRET\n")
 }

@@ -303,3 +303,46 @@ q4gr_done:
 q4gr_end:
 	VZEROUPPER
 	RET
+
+// func dotQ4GAVX2rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
+//
+// dotQ4GAVX2 for nr consecutive weight rows (rb bytes apart) against one
+// activation row (decode GEMV, one call a task).
+TEXT ·dotQ4GAVX2rows(SB), NOSPLIT, $0-48
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+40(FP), R11
+	TESTQ R12, R12
+	JEQ q4gar_end
+q4gar_row:
+	MOVQ ng+8(FP), CX
+	MOVQ R13, SI
+	MOVQ lay+32(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+q4gar_loop:
+	PAIR2(0, 0, Y0)
+	PAIR2(36, 32, Y8)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ q4gar_loop
+	VADDPS Y8, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q4gar_row
+q4gar_end:
+	VZEROUPPER
+	RET

@@ -190,3 +190,151 @@ q6ka2_loop:
 	DECQ CX
 	JNZ q6ka2_loop
 	HSUM9(VADDPS)
+
+// func dotQ4KAVX2rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, y *float32)
+//
+// dotQ4KAVX2 for nr consecutive weight rows (rb bytes apart) against one
+// activation row (decode GEMV, one call a task).
+TEXT ·dotQ4KAVX2rows(SB), NOSPLIT, $0-64
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x30303030, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, X13
+	MOVL $0x3F3F3F3F, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, X14
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+56(FP), R11
+	TESTQ R12, R12
+	JEQ q4ka2r_end
+q4ka2r_row:
+	MOVQ nsb+8(FP), CX
+	MOVQ R13, SI
+	MOVQ qs+32(FP), DI
+	MOVQ s1+40(FP), R8
+	MOVQ s2+48(FP), R9
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+q4ka2r_loop:
+	// Y5 = f = d·sc·da; Y9 += dmin·m·σ.
+	VMOVDQU 4(SI), X1
+	VPSHUFD $0xAA, X1, X2
+	VPSRLD $4, X2, X3
+	VPBLENDD $2, X3, X2, X2
+	VPAND X15, X2, X2
+	VPSRLD $2, X1, X4
+	VPAND X13, X4, X4
+	VPOR X4, X2, X2
+	VPAND X14, X1, X1
+	VPUNPCKLDQ X2, X1, X1
+	VPMOVZXBD X1, Y5
+	VPSRLDQ $8, X1, X1
+	VPMOVZXBD X1, Y6
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VPBROADCASTD (SI), X7
+	VCVTPH2PS X7, Y7
+	VMOVSLDUP Y7, Y3
+	VMOVSHDUP Y7, Y7
+	VMULPS (R8), Y5, Y5
+	VMULPS Y3, Y5, Y5
+	VMULPS (R9), Y6, Y6
+	VFMADD231PS Y7, Y6, Y9
+	// Sub-block dots, reduced by VPHADDD pairs.
+	Q4KG(0)
+	VPHADDD Y1, Y0, Y6
+	Q4KG(1)
+	VPHADDD Y1, Y0, Y7
+	VPHADDD Y7, Y6, Y6
+	Q4KG(2)
+	VPHADDD Y1, Y0, Y7
+	Q4KG(3)
+	VPHADDD Y1, Y0, Y8
+	VPHADDD Y8, Y7, Y7
+	// Y6 = [s0 s1 s2 s3 | s0 s1 s2 s3] halves, Y7 the same for s4..s7.
+	VPERM2I128 $0x20, Y7, Y6, Y0
+	VPERM2I128 $0x31, Y7, Y6, Y1
+	VPADDD Y1, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VFMADD231PS Y5, Y0, Y10
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ q4ka2r_loop
+	VSUBPS Y9, Y10, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q4ka2r_row
+q4ka2r_end:
+	VZEROUPPER
+	RET
+
+// func dotQ6KAVX2rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, y *float32)
+//
+// dotQ6KAVX2 for nr consecutive weight rows (rb bytes apart) against one
+// activation row (decode GEMV, one call a task).
+TEXT ·dotQ6KAVX2rows(SB), NOSPLIT, $0-64
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x03030303, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU ·qk2Idx(SB), Y11
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+56(FP), R11
+	TESTQ R12, R12
+	JEQ q6ka2r_end
+q6ka2r_row:
+	MOVQ nsb+8(FP), CX
+	MOVQ R13, SI
+	MOVQ qs+32(FP), DI
+	MOVQ s1+40(FP), R8
+	MOVQ s2+48(FP), R9
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+q6ka2r_loop:
+	Q6HALF2(0)
+	Q6SCALE(0)
+	Q6HALF2(1)
+	Q6SCALE(1)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ q6ka2r_loop
+	VADDPS Y9, Y10, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q6ka2r_row
+q6ka2r_end:
+	VZEROUPPER
+	RET

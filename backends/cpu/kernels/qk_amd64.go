@@ -25,6 +25,12 @@ func dotQ4K512rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *
 //go:noescape
 func dotQ6K512rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, y *float32)
 
+//go:noescape
+func dotQ4KAVX2rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, y *float32)
+
+//go:noescape
+func dotQ6KAVX2rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, y *float32)
+
 // qk2Idx is the VPERMPS order of dotQ6KAVX2's reduced sub-block sums.
 var qk2Idx = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
 
@@ -53,13 +59,13 @@ func qkFunc(dt ir.DType, isa ISA) qkSpec {
 	case dt == ir.Q4_K && vnni:
 		return qkSpec{dot: q4K512, dot4: q4K512x4, rows: q4K512rows, ordered: true}
 	case dt == ir.Q4_K && isa >= AVX2:
-		return qkSpec{dot: q4KAVX2}
+		return qkSpec{dot: q4KAVX2, rows: q4KAVX2rows}
 	case dt == ir.Q4_K:
 		return qkSpec{dot: dotQ4KGeneric}
 	case vnni:
 		return qkSpec{dot: q6K512, dot4: q6K512x4, rows: q6K512rows}
 	case isa >= AVX2:
-		return qkSpec{dot: q6KAVX2}
+		return qkSpec{dot: q6KAVX2, rows: q6KAVX2rows}
 	}
 	return qkSpec{dot: dotQ6KGeneric}
 }
@@ -118,4 +124,14 @@ func q4K512rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []
 func q6K512rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
 	_, _, _, _, _ = w[(nr-1)*rb+nsb*210-1], qs[nsb*qkSuper-1], s1[nsb*16-1], s2[nsb*16-1], y[nr-1]
 	dotQ6K512rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], &y[0])
+}
+
+func q4KAVX2rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
+	_, _, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[nsb*qkSuper-1], s1[nsb*8-1], s2[nsb*8-1], y[nr-1]
+	dotQ4KAVX2rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], &y[0])
+}
+
+func q6KAVX2rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
+	_, _, _, _, _ = w[(nr-1)*rb+nsb*210-1], qs[nsb*qkSuper-1], s1[nsb*16-1], s2[nsb*16-1], y[nr-1]
+	dotQ6KAVX2rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], &y[0])
 }

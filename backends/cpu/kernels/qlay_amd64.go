@@ -145,16 +145,31 @@ func dotQ4G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 // qGroupRowsFunc returns the many-weight-rows grouped kernel for dt at isa
 // (decode GEMV), or nil.
 func qGroupRowsFunc(dt ir.DType, isa ISA) qGroupRows {
-	if isa < AVX512 || !hasVNNI || !hasVBMI {
-		return nil
-	}
-	switch dt {
-	case ir.Q4_0:
+	vbmi := isa >= AVX512 && hasVNNI && hasVBMI
+	switch {
+	case dt == ir.Q4_0 && vbmi:
 		return q4G512rows
-	case ir.Q8_0:
+	case dt == ir.Q4_0 && isa >= AVX2:
+		return q4GAVX2rows
+	case dt == ir.Q8_0 && vbmi:
 		return q8G512rows
 	}
 	return nil
+}
+
+//go:noescape
+func dotQ4GAVX2rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
+
+func q4GAVX2rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
+	if nr == 0 {
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[ng*qLayLanes.bytes()-1], y[nr-1]
+	if ng == 0 {
+		clear(y[:nr])
+		return
+	}
+	dotQ4GAVX2rows(nr, ng, &w[0], rb, &lay[0], &y[0])
 }
 
 //go:noescape

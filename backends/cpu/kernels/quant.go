@@ -174,14 +174,16 @@ type qJob struct {
 	ldy  int
 	rows int
 	dot  qDot
-	grp  qGroupDot // nil, or the grouped row dot for single rows
-	lay  []byte    // x's group layout when grp is set
-	rec  int       // bytes per record of lay
-	gb   int       // blocks per record
-	// rowsK, when set (one activation row, no tail blocks), does a task's
-	// rows in one call.
+	// The grouped kernels (qlay.go), where the type and ISA have them:
+	// grp for one activation row, grp4 for four (prefill), rowsK for a
+	// task's weight rows at once (decode: one activation row, K a whole
+	// number of groups).
+	grp   qGroupDot
+	grp4  qGroupDot4
 	rowsK qGroupRows
-	grp4  qGroupDot4 // nil, or grp for four activation rows
+	lay   []byte // x's group layout when grp is set
+	rec   int    // bytes per record of lay
+	gb    int    // blocks per record
 	pair  func(j *qJob, n int)
 }
 
@@ -263,8 +265,8 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 }
 
 // rowDot is the dot product of weight row wr with activation row m: the
-// grouped kernel over the full groups of four blocks, the plain one over
-// the rest.
+// grouped kernel over the full groups of blocks, the plain one over the
+// rest.
 func (j *qJob) rowDot(m, nb int, wr []byte) float32 {
 	x, b0 := j.x, 0
 	var acc float32

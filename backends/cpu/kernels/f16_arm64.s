@@ -1,0 +1,124 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Half-weight (F16 / BF16) GEMV micro-kernels for arm64 NEON; see f16.go.
+// Four weight rows against one activation row, 8 elements per step: each
+// row's 8 halves are widened to two float32 vectors (FCVTL/FCVTL2 for F16;
+// for BF16 ZIP1/ZIP2 with a zero vector, which puts each bf16 in the top
+// half of a 32-bit lane: exactly its f32 value) and multiplied into two
+// accumulators by FMLA. The instructions the Go assembler lacks are
+// WORD-encoded (the comment gives each one).
+//
+// Registers: R0 = k (a multiple of 8), R1-R4 = weight rows, R5 = x,
+// R6 = out; V16-V23 accumulate, V31 = 0.
+
+// func hgemvF16NEON(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+TEXT ·hgemvF16NEON(SB), NOSPLIT, $0-32
+	MOVD k+0(FP), R0
+	MOVD w+8(FP), R7
+	MOVD (R7), R1
+	MOVD 8(R7), R2
+	MOVD 16(R7), R3
+	MOVD 24(R7), R4
+	MOVD x+16(FP), R5
+	MOVD out+24(FP), R6
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R0, hgemvF16NEON_done
+hgemvF16NEON_loop:
+	VLD1.P 32(R5), [V0.S4, V1.S4]
+	VLD1.P 16(R1), [V2.H8]
+	WORD $0x0e217843 // FCVTL V3.4S, V2.4H
+	WORD $0x4e217844 // FCVTL2 V4.4S, V2.8H
+	WORD $0x4e20cc70 // FMLA V16.4S, V3.4S, V0.4S
+	WORD $0x4e21cc91 // FMLA V17.4S, V4.4S, V1.4S
+	VLD1.P 16(R2), [V5.H8]
+	WORD $0x0e2178a6 // FCVTL V6.4S, V5.4H
+	WORD $0x4e2178a7 // FCVTL2 V7.4S, V5.8H
+	WORD $0x4e20ccd2 // FMLA V18.4S, V6.4S, V0.4S
+	WORD $0x4e21ccf3 // FMLA V19.4S, V7.4S, V1.4S
+	VLD1.P 16(R3), [V8.H8]
+	WORD $0x0e217909 // FCVTL V9.4S, V8.4H
+	WORD $0x4e21790a // FCVTL2 V10.4S, V8.8H
+	WORD $0x4e20cd34 // FMLA V20.4S, V9.4S, V0.4S
+	WORD $0x4e21cd55 // FMLA V21.4S, V10.4S, V1.4S
+	VLD1.P 16(R4), [V11.H8]
+	WORD $0x0e21796c // FCVTL V12.4S, V11.4H
+	WORD $0x4e21796d // FCVTL2 V13.4S, V11.8H
+	WORD $0x4e20cd96 // FMLA V22.4S, V12.4S, V0.4S
+	WORD $0x4e21cdb7 // FMLA V23.4S, V13.4S, V1.4S
+	SUBS $8, R0, R0
+	BNE hgemvF16NEON_loop
+hgemvF16NEON_done:
+	WORD $0x4e31d610 // FADD V16.4S, V16.4S, V17.4S
+	WORD $0x4e33d652 // FADD V18.4S, V18.4S, V19.4S
+	WORD $0x4e35d694 // FADD V20.4S, V20.4S, V21.4S
+	WORD $0x4e37d6d6 // FADD V22.4S, V22.4S, V23.4S
+	WORD $0x6e32d618 // FADDP V24.4S, V16.4S, V18.4S
+	WORD $0x6e36d699 // FADDP V25.4S, V20.4S, V22.4S
+	WORD $0x6e39d71a // FADDP V26.4S, V24.4S, V25.4S
+	VST1 [V26.S4], (R6)
+	RET
+
+// func hgemvBF16NEON(k int, w *[4]unsafe.Pointer, x *float32, out *[4]float32)
+TEXT ·hgemvBF16NEON(SB), NOSPLIT, $0-32
+	MOVD k+0(FP), R0
+	MOVD w+8(FP), R7
+	MOVD (R7), R1
+	MOVD 8(R7), R2
+	MOVD 16(R7), R3
+	MOVD 24(R7), R4
+	MOVD x+16(FP), R5
+	MOVD out+24(FP), R6
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R0, hgemvBF16NEON_done
+hgemvBF16NEON_loop:
+	VLD1.P 32(R5), [V0.S4, V1.S4]
+	VLD1.P 16(R1), [V2.H8]
+	WORD $0x4e423be3 // ZIP1 V3.8H, V31.8H, V2.8H
+	WORD $0x4e427be4 // ZIP2 V4.8H, V31.8H, V2.8H
+	WORD $0x4e20cc70 // FMLA V16.4S, V3.4S, V0.4S
+	WORD $0x4e21cc91 // FMLA V17.4S, V4.4S, V1.4S
+	VLD1.P 16(R2), [V5.H8]
+	WORD $0x4e453be6 // ZIP1 V6.8H, V31.8H, V5.8H
+	WORD $0x4e457be7 // ZIP2 V7.8H, V31.8H, V5.8H
+	WORD $0x4e20ccd2 // FMLA V18.4S, V6.4S, V0.4S
+	WORD $0x4e21ccf3 // FMLA V19.4S, V7.4S, V1.4S
+	VLD1.P 16(R3), [V8.H8]
+	WORD $0x4e483be9 // ZIP1 V9.8H, V31.8H, V8.8H
+	WORD $0x4e487bea // ZIP2 V10.8H, V31.8H, V8.8H
+	WORD $0x4e20cd34 // FMLA V20.4S, V9.4S, V0.4S
+	WORD $0x4e21cd55 // FMLA V21.4S, V10.4S, V1.4S
+	VLD1.P 16(R4), [V11.H8]
+	WORD $0x4e4b3bec // ZIP1 V12.8H, V31.8H, V11.8H
+	WORD $0x4e4b7bed // ZIP2 V13.8H, V31.8H, V11.8H
+	WORD $0x4e20cd96 // FMLA V22.4S, V12.4S, V0.4S
+	WORD $0x4e21cdb7 // FMLA V23.4S, V13.4S, V1.4S
+	SUBS $8, R0, R0
+	BNE hgemvBF16NEON_loop
+hgemvBF16NEON_done:
+	WORD $0x4e31d610 // FADD V16.4S, V16.4S, V17.4S
+	WORD $0x4e33d652 // FADD V18.4S, V18.4S, V19.4S
+	WORD $0x4e35d694 // FADD V20.4S, V20.4S, V21.4S
+	WORD $0x4e37d6d6 // FADD V22.4S, V22.4S, V23.4S
+	WORD $0x6e32d618 // FADDP V24.4S, V16.4S, V18.4S
+	WORD $0x6e36d699 // FADDP V25.4S, V20.4S, V22.4S
+	WORD $0x6e39d71a // FADDP V26.4S, V24.4S, V25.4S
+	VST1 [V26.S4], (R6)
+	RET
