@@ -18,7 +18,7 @@ import (
 
 // convKcTarget is the preferred K block depth: the B rows a block touches
 // (kc × 128 bytes for the AVX-512 kernel) and one A panel stay in L1.
-const convKcTarget = 192
+var convKcTarget = 192
 
 // ConvWeights is an M×K matrix packed for ConvGemm at one ISA level: K is
 // cut into blocks of about convKcTarget rows and, within a block starting

@@ -76,3 +76,45 @@ func BenchmarkConvKernel(b *testing.B) {
 	b.ReportMetric(flops/float64(dc), "conv-GFLOP/s")
 	b.ReportMetric(flops/float64(dg), "gemm-GFLOP/s")
 }
+
+// BenchmarkConvKc compares K block depths for ConvGemm on ResNet-like
+// shapes (B rows at channel-plane strides, as the CPU backend lays them
+// out), alternating the depths in each iteration; it reports µs per
+// call for each.
+func BenchmarkConvKc(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	kcs := []int{128, 192, 256, 384}
+	for _, s := range []struct{ M, C, taps, plane, N int }{{64, 64, 9, 3306, 128}, {256, 256, 9, 240, 224}, {512, 512, 9, 72, 64}, {256, 1024, 1, 196, 196}} {
+		K := s.C * s.taps
+		w := randFloats(r, s.M*K)
+		bm := randFloats(r, s.C*s.plane+s.N+64)
+		off := make([]int, K)
+		for k := range off {
+			off[k] = k/s.taps*s.plane + k%s.taps
+		}
+		c := make([]float32, s.M*s.N)
+		cws := make([]*ConvWeights, len(kcs))
+		for i, kc := range kcs {
+			prev := convKcTarget
+			convKcTarget = kc
+			cws[i] = PackConvWeights(w, K, s.M, K)
+			convKcTarget = prev
+		}
+		b.Run(fmt.Sprintf("M%d_K%d_N%d", s.M, K, s.N), func(b *testing.B) {
+			d := make([]time.Duration, len(kcs))
+			for b.Loop() {
+				for i, cw := range cws {
+					t0 := time.Now()
+					for kb := 0; kb < cw.Blocks(); kb++ {
+						k0, _ := cw.Block(kb)
+						ConvGemm(cw, kb, 0, s.M, bm, off[k0:], s.N, c, s.N, kb > 0, nil)
+					}
+					d[i] += time.Since(t0)
+				}
+			}
+			for i, kc := range kcs {
+				b.ReportMetric(float64(d[i].Nanoseconds())/1e3/float64(b.N), fmt.Sprintf("kc%d-µs", kc))
+			}
+		})
+	}
+}
