@@ -62,9 +62,48 @@ func OptionsString(opts Options) string {
 }
 
 // SavePlan writes the compiled plan p to path (see plan.WriteFile),
-// recording opts and the source model's name in its metadata.
+// recording opts and the source model's name in its metadata. Devices that
+// repack constants for their kernels (backends.Prepacker: the CPU's SGEMM
+// weight panels) store the packed copies too, so that opening the plan
+// does not pack again (WEFT_PREPACK=0 leaves them out).
 func SavePlan(path string, p *plan.Plan, opts Options, source string) error {
-	return plan.WriteFile(path, p, PlanMeta(opts, source))
+	packed, err := exportPrepacked(p)
+	if err != nil {
+		return fmt.Errorf("weft: %s: %w", path, err)
+	}
+	return plan.WriteFilePrepacked(path, p, PlanMeta(opts, source), packed)
+}
+
+// exportPrepacked collects the prepacked constants of p's partitions from
+// their devices.
+func exportPrepacked(p *plan.Plan) ([]plan.Prepacked, error) {
+	devs, err := backends.AllDevices()
+	if err != nil {
+		return nil, err
+	}
+	var out []plan.Prepacked
+	seen := map[string]bool{}
+	for _, part := range p.Partitions {
+		for _, d := range devs {
+			pp, ok := d.(backends.Prepacker)
+			if !ok || d.Name() != part.Device {
+				continue
+			}
+			blobs, err := pp.ExportPrepacked(p, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range blobs {
+				// Partitions sharing a constant pack it the same way once.
+				k := fmt.Sprintf("%s\x00%p\x00%s", b.Device, b.Value, b.Desc)
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, b)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // OpenPlan opens a compiled plan file and prepares it for running: the
@@ -119,7 +158,26 @@ func newPlanModel(f *plan.File, opts Options) (*Model, error) {
 			cachers = append(cachers, c)
 		}
 	}
+	// Devices that stored prepacked constants in the plan get them back
+	// for the compilation below (a blob that does not fit is packed again).
+	var dones []func() string
+	for _, d := range devs {
+		if pp, ok := d.(backends.Prepacker); ok && usesDevice(f.Plan, d.Name()) {
+			var mine []plan.Prepacked
+			for _, b := range f.Prepacked {
+				if b.Device == d.Name() {
+					mine = append(mine, b)
+				}
+			}
+			if len(mine) > 0 {
+				dones = append(dones, pp.OfferPrepacked(f.Plan, mine))
+			}
+		}
+	}
 	s, err := runtime.NewSession(f.Plan, devs)
+	for _, done := range dones {
+		done()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("weft: %s: %w", f.Path, err)
 	}

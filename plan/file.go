@@ -19,9 +19,10 @@ import (
 const (
 	// Magic opens every plan file.
 	Magic = "WPLAN\x00"
-	// FormatVersion is the only format version this package reads and
-	// writes. Any change to the layout or to a section's encoding bumps it.
-	FormatVersion = 1
+	// FormatVersion is the format version this package writes. Any change
+	// to the layout or to a section's encoding bumps it. It reads this
+	// version and version 1 (which has no prepacked sections).
+	FormatVersion = 2
 	// byteOrderMark is stored little-endian; a big-endian writer would
 	// produce the bytes in the other order.
 	byteOrderMark = 0x0A0B0C0D
@@ -37,12 +38,21 @@ const (
 	SectionSchedule = 3
 	SectionMemory   = 4
 	SectionWeights  = 5
+	// SectionPrepackIndex and SectionPrepacked (version 2, optional,
+	// together) hold constants prepacked by backends (file_prepack.go).
+	SectionPrepackIndex = 6
+	SectionPrepacked    = 7
 )
 
 var sectionNames = map[uint32]string{
 	SectionMeta: "metadata", SectionGraph: "graph", SectionSchedule: "schedule",
 	SectionMemory: "memory", SectionWeights: "weights",
+	SectionPrepackIndex: "prepacked index", SectionPrepacked: "prepacked data",
 }
+
+// bulkSection reports whether a section holds bulk data (weights, prepacked
+// blobs), which open does not read: its checksum is checked by VerifyWeights.
+func bulkSection(kind uint32) bool { return kind == SectionWeights || kind == SectionPrepacked }
 
 func sectionName(kind uint32) string {
 	if s, ok := sectionNames[kind]; ok {
@@ -79,38 +89,60 @@ func formatErr(file, section, format string, args ...any) error {
 // data is stored exactly as ir.Tensor.Data holds it (little-endian;
 // quantized blocks as they are), each tensor 64-byte aligned.
 func Write(w io.Writer, p *Plan, meta map[string]string) error {
+	return WritePrepacked(w, p, meta, nil)
+}
+
+// WritePrepacked is Write that also stores the backends' prepacked
+// constants (none: the file has no prepacked sections). The blobs are
+// stored in (device, value, descriptor) order, so the bytes do not depend
+// on the order of packed.
+func WritePrepacked(w io.Writer, p *Plan, meta map[string]string, packed []Prepacked) error {
 	t, small, err := encodeSmall(p, meta)
 	if err != nil {
 		return fmt.Errorf("plan: Write: %w", err)
 	}
-	kinds := []uint32{SectionMeta, SectionGraph, SectionSchedule, SectionMemory, SectionWeights}
-
-	blobs := t.blobs()
-	table := make([]byte, entrySize*len(kinds))
-	off := align(int64(headerSize + len(table)))
-	for i, kind := range kinds {
-		ent := table[i*entrySize:]
-		var n int64
-		var sum uint32
-		if kind == SectionWeights {
-			n, sum = t.weightsLen, blobs.crc()
-		} else {
-			n, sum = int64(len(small[i])), crc32.Checksum(small[i], castagnoli)
-		}
-		binary.LittleEndian.PutUint32(ent[0:], kind)
-		binary.LittleEndian.PutUint64(ent[8:], uint64(off))
-		binary.LittleEndian.PutUint64(ent[16:], uint64(n))
-		binary.LittleEndian.PutUint32(ent[24:], sum)
-		off = align(off + n)
+	type sec struct {
+		kind  uint32
+		small []byte   // a small section's bytes, or
+		blobs blobList // a bulk section's blobs
+		n     int64
+		off   int64
 	}
-	// The weights come last; the file ends with their last byte.
-	ws := int64(binary.LittleEndian.Uint64(table[(len(kinds)-1)*entrySize+8:]))
-	size := ws + t.weightsLen
+	secs := []*sec{{kind: SectionMeta, small: small[0]}, {kind: SectionGraph, small: small[1]},
+		{kind: SectionSchedule, small: small[2]}, {kind: SectionMemory, small: small[3]},
+		{kind: SectionWeights, blobs: t.blobs(), n: t.weightsLen}}
+	if len(packed) > 0 {
+		index, bl, n, err := t.encodePrepacked(packed)
+		if err != nil {
+			return fmt.Errorf("plan: Write: %w", err)
+		}
+		secs = append(secs, &sec{kind: SectionPrepackIndex, small: index}, &sec{kind: SectionPrepacked, blobs: bl, n: n})
+	}
+	table := make([]byte, entrySize*len(secs))
+	off := align(int64(headerSize + len(table)))
+	for i, s := range secs {
+		ent := table[i*entrySize:]
+		var sum uint32
+		if bulkSection(s.kind) {
+			sum = s.blobs.crc()
+		} else {
+			s.n, sum = int64(len(s.small)), crc32.Checksum(s.small, castagnoli)
+		}
+		s.off = off
+		binary.LittleEndian.PutUint32(ent[0:], s.kind)
+		binary.LittleEndian.PutUint64(ent[8:], uint64(off))
+		binary.LittleEndian.PutUint64(ent[16:], uint64(s.n))
+		binary.LittleEndian.PutUint32(ent[24:], sum)
+		off = align(off + s.n)
+	}
+	// The file ends with the last byte of the last section.
+	last := secs[len(secs)-1]
+	size := last.off + last.n
 	hdr := make([]byte, headerSize)
 	copy(hdr, Magic)
 	binary.LittleEndian.PutUint16(hdr[6:], FormatVersion)
 	binary.LittleEndian.PutUint32(hdr[8:], byteOrderMark)
-	binary.LittleEndian.PutUint32(hdr[12:], uint32(len(kinds)))
+	binary.LittleEndian.PutUint32(hdr[12:], uint32(len(secs)))
 	binary.LittleEndian.PutUint64(hdr[16:], uint64(size))
 	binary.LittleEndian.PutUint32(hdr[24:], headerCRC(hdr, table))
 
@@ -118,13 +150,13 @@ func Write(w io.Writer, p *Plan, meta map[string]string) error {
 	cw := &countWriter{w: bw}
 	cw.write(hdr)
 	cw.write(table)
-	for i, sec := range small {
-		cw.padTo(int64(binary.LittleEndian.Uint64(table[i*entrySize+8:])))
-		cw.write(sec)
-	}
-	for _, b := range blobs {
-		cw.padTo(ws + b.off)
-		cw.write(b.data)
+	for _, s := range secs {
+		cw.padTo(s.off)
+		cw.write(s.small)
+		for _, b := range s.blobs {
+			cw.padTo(s.off + b.off)
+			cw.write(b.data)
+		}
 	}
 	cw.padTo(size)
 	if cw.err != nil {
@@ -240,12 +272,18 @@ func (c *countWriter) padTo(off int64) {
 // directory, renamed into place, so that a failed write leaves no partial
 // plan under the final name).
 func WriteFile(path string, p *Plan, meta map[string]string) error {
+	return WriteFilePrepacked(path, p, meta, nil)
+}
+
+// WriteFilePrepacked is WriteFile with the backends' prepacked constants
+// (see WritePrepacked).
+func WriteFilePrepacked(path string, p *Plan, meta map[string]string, packed []Prepacked) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".wplan-*")
 	if err != nil {
 		return fmt.Errorf("plan: writing %s: %w", path, err)
 	}
 	tmp := f.Name()
-	err = Write(f, p, meta)
+	err = WritePrepacked(f, p, meta, packed)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -273,9 +311,16 @@ type File struct {
 	// Size is the file size; WeightBytes the size of the weights section.
 	Size        int64
 	WeightBytes int64
+	// Prepacked lists the constants that backends stored prepacked, in
+	// (device, value, descriptor) order; their Data alias the mapping.
+	// PrepackedBytes is the size of the prepacked data section.
+	Prepacked      []Prepacked
+	PrepackedBytes int64
 
 	weights    []byte
 	weightsCRC uint32
+	packed     []byte
+	packedCRC  uint32
 	unmap      func() error
 }
 
@@ -329,6 +374,13 @@ func Decode(data []byte, name string) (*File, error) {
 	if err := p.Verify(); err != nil {
 		return nil, formatErr(name, "memory", "%v", err)
 	}
+	if idx, ok := secs[SectionPrepackIndex]; ok {
+		ps := secs[SectionPrepacked]
+		pf.packed, pf.packedCRC, pf.PrepackedBytes = ps.data, ps.crc, int64(len(ps.data))
+		if pf.Prepacked, err = decodePrepacked(idx.data, ps.data, vals); err != nil {
+			return nil, formatErr(name, sectionName(SectionPrepackIndex), "%v", err)
+		}
+	}
 	pf.Plan = p
 	return pf, nil
 }
@@ -350,8 +402,13 @@ func readHeader(data []byte, name string) (map[uint32]section, error) {
 		return nil, formatErr(name, "", "truncated: %d bytes, the header alone takes %d", len(data), headerSize)
 	}
 	le := binary.LittleEndian
-	if v := le.Uint16(data[6:]); v != FormatVersion {
-		return nil, formatErr(name, "", "plan format version %d; this weft reads version %d only (recompile the model with this weft)", v, FormatVersion)
+	version := le.Uint16(data[6:])
+	if version != FormatVersion && version != 1 {
+		return nil, formatErr(name, "", "plan format version %d; this weft reads versions 1 to %d (recompile the model with this weft)", version, FormatVersion)
+	}
+	lastKind := uint32(SectionPrepacked)
+	if version == 1 {
+		lastKind = SectionWeights
 	}
 	switch bom := le.Uint32(data[8:]); bom {
 	case byteOrderMark:
@@ -383,8 +440,8 @@ func readHeader(data []byte, name string) (map[uint32]section, error) {
 		ent := table[i*entrySize:]
 		kind, off, length, sum := le.Uint32(ent), le.Uint64(ent[8:]), le.Uint64(ent[16:]), le.Uint32(ent[24:])
 		sname := sectionName(kind)
-		if _, known := sectionNames[kind]; !known {
-			return nil, formatErr(name, "", "unknown section kind %d (format version %d defines kinds 1..5)", kind, FormatVersion)
+		if kind < SectionMeta || kind > lastKind {
+			return nil, formatErr(name, "", "unknown section kind %d (format version %d defines kinds 1..%d)", kind, version, lastKind)
 		}
 		if _, dup := secs[kind]; dup {
 			return nil, formatErr(name, sname, "appears twice in the section table")
@@ -396,7 +453,7 @@ func readHeader(data []byte, name string) (map[uint32]section, error) {
 			return nil, formatErr(name, sname, "offset %d is not %d-byte aligned", off, weightAlign)
 		}
 		s := section{data: data[off : off+length : off+length], crc: sum}
-		if kind != SectionWeights {
+		if !bulkSection(kind) {
 			if got := crc32.Checksum(s.data, castagnoli); got != sum {
 				return nil, formatErr(name, sname, "checksum mismatch (stored %#08x, computed %#08x): the file is corrupted", sum, got)
 			}
@@ -408,15 +465,28 @@ func readHeader(data []byte, name string) (map[uint32]section, error) {
 			return nil, formatErr(name, sectionName(kind), "missing")
 		}
 	}
+	_, hasIndex := secs[SectionPrepackIndex]
+	if _, hasData := secs[SectionPrepacked]; hasIndex != hasData {
+		kind := uint32(SectionPrepacked)
+		if hasData {
+			kind = SectionPrepackIndex
+		}
+		return nil, formatErr(name, sectionName(kind), "missing (the prepacked index and data sections come together)")
+	}
 	return secs, nil
 }
 
-// VerifyWeights checks the weights section against its stored CRC-32C.
-// This reads every weight page (Open deliberately does not), so it costs
-// about as much as reading the file.
+// VerifyWeights checks the weights section, and the prepacked data section
+// if there is one, against their stored CRC-32Cs. This reads every weight
+// page (Open deliberately does not), so it costs about as much as reading
+// the file.
 func (f *File) VerifyWeights() error {
 	if got := crc32.Checksum(f.weights, castagnoli); got != f.weightsCRC {
 		return formatErr(f.Path, "weights", "checksum mismatch (stored %#08x, computed %#08x): the file is corrupted", f.weightsCRC, got)
+	}
+	// Without the section both are zero.
+	if got := crc32.Checksum(f.packed, castagnoli); got != f.packedCRC {
+		return formatErr(f.Path, sectionName(SectionPrepacked), "checksum mismatch (stored %#08x, computed %#08x): the file is corrupted", f.packedCRC, got)
 	}
 	return nil
 }
@@ -428,6 +498,6 @@ func (f *File) Close() error {
 		return nil
 	}
 	u := f.unmap
-	f.unmap, f.weights = nil, nil
+	f.unmap, f.weights, f.packed = nil, nil, nil
 	return u()
 }

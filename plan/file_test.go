@@ -300,7 +300,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"short header", good[:20], "truncated: 20 bytes, the header alone takes 32"},
 		{"truncated", good[:len(good)-1], "truncated"},
 		{"trailing data", append(bytes.Clone(good), 0), "trailing data"},
-		{"version", mod(func(b []byte) { le.PutUint16(b[6:], 2) }, false), "plan format version 2; this weft reads version 1"},
+		{"version", mod(func(b []byte) { le.PutUint16(b[6:], 3) }, false), "plan format version 3; this weft reads versions 1 to 2"},
 		{"big endian", mod(func(b []byte) { le.PutUint32(b[8:], 0x0D0C0B0A) }, false), "big-endian plan"},
 		{"header checksum", mod(func(b []byte) { b[44]++ }, false), "header checksum mismatch"},
 		{"section checksum", mod(func(b []byte) { b[graphOff+5] ^= 0x40 }, false), "graph section: checksum mismatch"},

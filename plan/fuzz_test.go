@@ -41,6 +41,13 @@ func FuzzDecode(f *testing.F) {
 		f.Add(buf.Bytes(), false)
 		f.Add(buf.Bytes(), true)
 	}
+	pp, packed := samplePacked(f)
+	var buf bytes.Buffer
+	if err := plan.WritePrepacked(&buf, pp, map[string]string{"producer": "fuzz"}, packed); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes(), false)
+	f.Add(buf.Bytes(), true)
 	f.Add([]byte(plan.Magic), true)
 	f.Fuzz(func(t *testing.T, data []byte, restamp bool) {
 		b := bytes.Clone(data)
@@ -57,7 +64,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = pf.VerifyWeights()
 		var out bytes.Buffer
-		if err := plan.Write(&out, pf.Plan, pf.Meta); err != nil {
+		if err := plan.WritePrepacked(&out, pf.Plan, pf.Meta, pf.Prepacked); err != nil {
 			t.Fatalf("a decoded plan does not write: %v", err)
 		}
 		again, err := plan.Decode(out.Bytes(), "again")
@@ -66,6 +73,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if a, b := ir.Text(pf.Plan.Graph), ir.Text(again.Plan.Graph); a != b {
 			t.Fatalf("graph changed on rewrite:\n%s\nvs\n%s", a, b)
+		}
+		if len(pf.Prepacked) != len(again.Prepacked) {
+			t.Fatalf("%d prepacked blobs became %d on rewrite", len(pf.Prepacked), len(again.Prepacked))
+		}
+		for i, pk := range pf.Prepacked {
+			if q := again.Prepacked[i]; q.Device != pk.Device || q.Desc != pk.Desc || q.Value.Name != pk.Value.Name || !bytes.Equal(q.Data, pk.Data) {
+				t.Fatalf("prepacked blob %d changed on rewrite", i)
+			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -142,5 +143,54 @@ func BenchmarkDepthwiseConv(b *testing.B) {
 				b.ReportMetric(float64(dOld.Microseconds())/float64(b.N), "direct-µs")
 			})
 		}
+	}
+}
+
+// BenchmarkConvScaling measures how the implicit-GEMM conv scales from 1
+// to 2 workers next to an SGEMM of similar work, alternating all four in
+// each iteration, so that a shared machine's interference shows in both
+// (the SGEMM ratio is the reference: about 2 on two free cores).
+func BenchmarkConvScaling(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name          string
+		c, h, m, k, s int
+	}{{"l1_3x3", 64, 56, 64, 3, 1}, {"l3_3x3", 256, 14, 256, 3, 1}, {"l4_3x3", 512, 7, 512, 3, 1}, {"l3_1x1", 1024, 14, 256, 1, 1}} {
+		oh := (c.h+2*(c.k/2)-c.k)/c.s + 1
+		x, w, bias := randF32(r, 1, int64(c.c), int64(c.h), int64(c.h)), randF32(r, int64(c.m), int64(c.c), int64(c.k), int64(c.k)), randF32(r, int64(c.m))
+		ys := []int64{1, int64(c.m), int64(oh), int64(oh)}
+		p := int64(c.k / 2)
+		attrs := []ir.AttrOption{ir.Ints("pads", p, p, p, p), ir.Str("activation", "Relu")}
+		mk := func(threads int) (intoKernel, []byte) {
+			spec := &nodeSpec{n: nodeN("FusedConv", attrs, []*ir.Tensor{x, w, bias}, 1), pool: poolFor(threads)}
+			spec.in = []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float32, shape: w.Shape, ok: true, c: w}, {dt: ir.Float32, shape: bias.Shape, ok: true, c: bias}}
+			spec.out = []arg{{dt: ir.Float32, shape: ys, ok: true}}
+			return buildFastFusedConv(spec), ir.AlignedBytes(spec.scratch)
+		}
+		k1, s1 := mk(1)
+		k2, s2 := mk(2)
+		// An SGEMM with the same M, K and N.
+		M, K, N := c.m, c.c*c.k*c.k, oh*oh
+		a, bm, cm := randF32(r, int64(M*K)).Float32s(), randF32(r, int64(K*N)).Float32s(), make([]float32, M*N)
+		pb := kernels.PackB(bm, N, K, N)
+		out := []*ir.Tensor{ir.NewTensor(ir.Float32, ys)}
+		in := []*ir.Tensor{x, w, bias}
+		b.Run(c.name, func(b *testing.B) {
+			var d [4]time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				_ = k1(in, out, s1)
+				t1 := time.Now()
+				_ = k2(in, out, s2)
+				t2 := time.Now()
+				kernels.SgemmPacked(poolFor(1), M, a, K, pb, cm, N, false)
+				t3 := time.Now()
+				kernels.SgemmPacked(poolFor(2), M, a, K, pb, cm, N, false)
+				t4 := time.Now()
+				d[0], d[1], d[2], d[3] = d[0]+t1.Sub(t0), d[1]+t2.Sub(t1), d[2]+t3.Sub(t2), d[3]+t4.Sub(t3)
+			}
+			b.ReportMetric(float64(d[0])/float64(d[1]), "conv-speedup")
+			b.ReportMetric(float64(d[2])/float64(d[3]), "sgemm-speedup")
+		})
 	}
 }

@@ -58,12 +58,21 @@ func sharedPackB(b []float32, ld, K, N int, trans bool) *kernels.PackedB {
 	key := packKey{src: uintptr(unsafe.Pointer(&b[0])), n: len(b), ld: ld, k: K, w: N, trans: trans, isa: kernels.CurrentISA()}
 	packMu.Lock()
 	defer packMu.Unlock()
+	// Panels stored in an opened plan file (prepack.go), when they fit.
+	// They are not cached: they live in a file mapping, and an entry could
+	// outlive it.
+	if p := fromOffer(b, ld, K, N, trans); p != nil {
+		recordPack(b, ld, trans, p)
+		return p
+	}
 	if e, ok := packCache[key]; ok {
 		if p := e.packed.Value(); p != nil {
+			recordPack(b, ld, trans, p)
 			return p
 		}
 	}
 	p := packB(b, ld, K, N, trans)
+	recordPack(b, ld, trans, p)
 	wp := weak.Make(p)
 	packCache[key] = packEntry{src: b, packed: wp}
 	runtime.AddCleanup(p, func(k packKey) {

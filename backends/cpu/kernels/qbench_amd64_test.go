@@ -32,7 +32,7 @@ func BenchmarkQRowCold(b *testing.B) {
 		b.Fatal(err)
 	}
 	lay := qa.qGroups(qLayInterleaved)
-	q4, sig := qa.q4K()
+	q4, _, ds := qa.q4K()
 	d16, b16 := qa.q6K()
 	y := make([]float32, batch)
 	kernels := []struct {
@@ -43,7 +43,7 @@ func BenchmarkQRowCold(b *testing.B) {
 		{name: "block", row: func(row []byte) float32 { return q4VNNI(nb, row, qa.qs, qa.d, qa.nsum) }},
 		{name: "group", row: func(row []byte) float32 { return q4G512(nb/4, row, lay) }},
 		{name: "rows", all: func(w []byte) { q4G512rows(batch, nb/4, w, rb, lay, y) }},
-		{name: "q4k", row: func(row []byte) float32 { return q4K512(K/256, row, q4, qa.d, sig) }},
+		{name: "q4k", row: func(row []byte) float32 { return q4K512(K/256, row, q4, ds, nil) }},
 		{name: "q6k", row: func(row []byte) float32 { return q6K512(rb/210, row, qa.qs, d16, b16) }},
 	}
 	for _, k := range kernels {

@@ -28,6 +28,7 @@ type qkActs struct {
 	ok4, ok6 bool
 	q4       []int8    // M×K: Q4_K SIMD order (blocks 0,2,1,3,4,6,5,7 per 256)
 	sig      []float32 // M×K/32: σ = da·Σa per block of 32
+	ds       []float32 // M×K/16: per super-block [da0..7, σ0..7] (SIMD)
 	d16      []float32 // M×K/16: the activation scale of each half block
 	b16      []float32 // M×K/16: β = −32·Σa per half block
 }
@@ -37,13 +38,13 @@ type qkActs struct {
 // sub-blocks 2g and 2g+2 of a pair of groups, the high nibbles 2g+1, 2g+3.
 var q4kOrder = [8]int{0, 2, 1, 3, 4, 6, 5, 7}
 
-// q4K returns the Q4_K activation arrays of q: the SIMD-ordered codes and
-// σ per block.
-func (q *QuantizedActs) q4K() ([]int8, []float32) {
+// q4K returns the Q4_K activation arrays of q: the SIMD-ordered codes, σ
+// per block and the SIMD scale array ds.
+func (q *QuantizedActs) q4K() ([]int8, []float32, []float32) {
 	x := &q.kx
 	if !x.ok4 {
 		nb := q.M * q.K / qBlock
-		x.q4, x.sig = grow(x.q4, q.M*q.K), grow(x.sig, nb)
+		x.q4, x.sig, x.ds = grow(x.q4, q.M*q.K), grow(x.sig, nb), grow(x.ds, 2*nb)
 		for s := 0; s < q.M*q.K/qkSuper; s++ {
 			for i, b := range q4kOrder {
 				copy(x.q4[s*qkSuper+i*qBlock:s*qkSuper+(i+1)*qBlock], q.qs[s*qkSuper+b*qBlock:s*qkSuper+(b+1)*qBlock])
@@ -51,10 +52,12 @@ func (q *QuantizedActs) q4K() ([]int8, []float32) {
 		}
 		for b := range nb {
 			x.sig[b] = -q.d[b] * float32(q.nsum[b])
+			s, i := b/8, b%8
+			x.ds[16*s+i], x.ds[16*s+8+i] = q.d[b], x.sig[b]
 		}
 		x.ok4 = true
 	}
-	return x.q4, x.sig
+	return x.q4, x.sig, x.ds
 }
 
 // q6K returns the Q6_K activation arrays of q: da and β per half block.
@@ -85,13 +88,15 @@ func grow[T any](s []T, n int) []T {
 
 // qkDot is a K-quant row dot product over nsb super-blocks of weights w.
 // For Q4_K, qs are the activation codes (natural order for the generic
-// kernel, q4kOrder for the SIMD ones), s1 the block scales da and s2 σ;
-// for Q6_K, qs are the codes, s1 d16 and s2 b16.
+// kernel, q4kOrder for the SIMD ones), s1 the block scales da and s2 σ
+// (the SIMD ones take both in s1 = s2 = ds); for Q6_K, qs are the codes,
+// s1 d16 and s2 b16.
 type qkDot func(nsb int, w []byte, qs []int8, s1, s2 []float32) float32
 
 // qkDot4 is qkDot for four activation rows: row r's codes start at r·K in
-// qs, its floats at r·ld in s1 and s2; nsb >= 1.
-type qkDot4 func(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32)
+// qs, its floats at r·ld in s1 and s2; nsb >= 1. The sums come back by
+// value (an out pointer through a func value would escape to the heap).
+type qkDot4 func(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int) [4]float32
 
 // qkRows is qkDot for nr >= 1 weight rows, rb bytes apart, writing
 // y[0:nr]; nsb >= 1.
@@ -102,7 +107,7 @@ type qkSpec struct {
 	dot     qkDot
 	dot4    qkDot4 // nil where there is no four-row kernel
 	rows    qkRows // nil where there is no many-weight-rows kernel
-	ordered bool   // Q4_K: the kernels want the q4kOrder activation layout
+	ordered bool   // Q4_K: the kernels want the q4kOrder codes and ds
 }
 
 // kScaleMin unpacks the 6-bit scale and min of sub-block j of a Q4_K
@@ -207,12 +212,11 @@ func (j *qkJob) Task(_, t int) {
 	m := 0
 	if d4 := j.spec.dot4; d4 != nil && j.nsb > 0 {
 		// Four activation rows per pass over each weight row.
-		var out [4]float32
 		for ; m+4 <= j.M; m += 4 {
 			qs := j.qs[m*K : (m+4)*K]
 			s1, s2 := j.s1[m*j.n1:(m+4)*j.n1], j.s2[m*j.n1:(m+4)*j.n1]
 			for n := n0; n < n1; n++ {
-				d4(j.nsb, j.w[n*j.rb:(n+1)*j.rb], qs, s1, s2, K, j.n1, &out)
+				out := d4(j.nsb, j.w[n*j.rb:(n+1)*j.rb], qs, s1, s2, K, j.n1)
 				for r, v := range out {
 					j.y[(m+r)*j.ldy+n] = v
 				}
@@ -233,10 +237,10 @@ func qkMatMul(pool *Pool, dt ir.DType, w []byte, rb, N int, x *QuantizedActs, y 
 	j := qkJobPool.Get().(*qkJob)
 	*j = qkJob{spec: qkFunc(dt, CurrentISA()), w: w, rb: rb, N: N, M: x.M, nsb: x.K / qkSuper, y: y, ldy: ldy}
 	if dt == ir.Q4_K {
-		q4, sig := x.q4K()
+		q4, sig, ds := x.q4K()
 		j.qs, j.s1, j.s2, j.n1 = x.qs, x.d, sig, x.K/qBlock
 		if j.spec.ordered {
-			j.qs = q4
+			j.qs, j.s1, j.s2, j.n1 = q4, ds, ds, x.K/16
 		}
 	} else {
 		d16, b16 := x.q6K()

@@ -58,8 +58,9 @@
 // func dotQ4K512x4(nsb int, w *byte, qs *int8, s1 *float32, s2 *float32, k int, ld int, out *float32)
 //
 // dotQ4K512 for four rows: Y5 = d·sc and Y6 = dmin·m per super-block;
-// row r: f = Y5·da_r, min sum += Y6·σ_r, codes Z1..Z4 against its
-// q4kOrder activations, spread by VPERMPS (Z24..Z27).
+// row r: f = Y5·da_r, min sum += Y6·σ_r (s1 = s2: per super-block 16
+// floats [da0..7, σ0..7]), codes Z1..Z4 against its q4kOrder
+// activations, spread by VPERMPS (Z24..Z27).
 TEXT ·dotQ4K512x4(SB), NOSPLIT, $0-64
 	ARGSK4
 	MOVL $0x0F0F0F0F, AX
@@ -110,7 +111,7 @@ q4kx4_loop:
 	VPANDD Z29, Z4, Z4
 	// Row 0.
 	VMULPS (R8), Y5, Y7
-	VFMADD231PS (R9), Y6, Y20
+	VFMADD231PS 32(R9), Y6, Y20
 	VPXORD Z11, Z11, Z11
 	VPDPBUSD (DI), Z1, Z11
 	VPXORD Z12, Z12, Z12
@@ -133,7 +134,7 @@ q4kx4_loop:
 	VFMADD231PS Z31, Z14, Z16
 	// Row 1.
 	VMULPS (R8)(R12*1), Y5, Y7
-	VFMADD231PS (R9)(R12*1), Y6, Y21
+	VFMADD231PS 32(R9)(R12*1), Y6, Y21
 	VPXORD Z11, Z11, Z11
 	VPDPBUSD (DI)(R10*1), Z1, Z11
 	VPXORD Z12, Z12, Z12
@@ -156,7 +157,7 @@ q4kx4_loop:
 	VFMADD231PS Z31, Z14, Z17
 	// Row 2.
 	VMULPS (R8)(R12*2), Y5, Y7
-	VFMADD231PS (R9)(R12*2), Y6, Y22
+	VFMADD231PS 32(R9)(R12*2), Y6, Y22
 	VPXORD Z11, Z11, Z11
 	VPDPBUSD (DI)(R10*2), Z1, Z11
 	VPXORD Z12, Z12, Z12
@@ -179,7 +180,7 @@ q4kx4_loop:
 	VFMADD231PS Z31, Z14, Z18
 	// Row 3.
 	VMULPS (R13), Y5, Y7
-	VFMADD231PS (R14), Y6, Y23
+	VFMADD231PS 32(R14), Y6, Y23
 	VPXORD Z11, Z11, Z11
 	VPDPBUSD (R11), Z1, Z11
 	VPXORD Z12, Z12, Z12
@@ -203,10 +204,10 @@ q4kx4_loop:
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $256, R11
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R13
-	ADDQ $32, R14
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R13
+	ADDQ $64, R14
 	DECQ CX
 	JNZ q4kx4_loop
 q4kx4_done:

@@ -40,14 +40,18 @@ func dotQ6K512(nsb int, w *byte, qs *int8, d16 *float32, b16 *float32) float32
 // qkIdx holds the VPERMPS indices that spread the per-sub-block scales of
 // a super-block over the lanes of the integer dot products: [0:64) for
 // Q4_K (vector i = 2p+h covers sub-blocks 4p+h and 4p+h+2, 8 lanes each),
-// [64:128) for Q6_K (vector i covers sub-blocks 4i..4i+3, 4 lanes each).
-var qkIdx = func() (t [128]int32) {
+// [64:128) for Q6_K (vector i covers sub-blocks 4i..4i+3, 4 lanes each);
+// [128:144) turns Q4_K's [d, dmin] pairs into [d×8, dmin×8].
+var qkIdx = func() (t [144]int32) {
 	for i := 0; i < 4; i++ {
 		p, h := i/2, i%2
 		for l := 0; l < 16; l++ {
 			t[16*i+l] = int32(4*p + h + 2*(l/8))
 			t[64+16*i+l] = int32(4*i + l/4)
 		}
+	}
+	for l := 0; l < 16; l++ {
+		t[128+l] = int32(l / 8)
 	}
 	return t
 }()
@@ -74,8 +78,9 @@ func q4K512(nsb int, w []byte, qs []int8, da, sig []float32) float32 {
 	if nsb == 0 {
 		return 0
 	}
-	_, _, _, _ = w[nsb*144-1], qs[nsb*qkSuper-1], da[nsb*8-1], sig[nsb*8-1]
-	return dotQ4K512(nsb, &w[0], &qs[0], &da[0], &sig[0])
+	_, _ = w[nsb*144-1], qs[nsb*qkSuper-1]
+	_ = da[nsb*16-1] // [da, σ] per super-block; sig unused
+	return dotQ4K512(nsb, &w[0], &qs[0], &da[0], nil)
 }
 
 func q6K512(nsb int, w []byte, qs []int8, d16, b16 []float32) float32 {
@@ -104,21 +109,23 @@ func q6KAVX2(nsb int, w []byte, qs []int8, d16, b16 []float32) float32 {
 
 // q4K512x4 and q6K512x4 adapt the four-row kernels: rows of K codes and
 // of ld floats in s1 and s2.
-func q4K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32) {
-	_, _, _, _ = w[nsb*144-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*8-1], s2[3*ld+nsb*8-1]
+func q4K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int) (out [4]float32) {
+	_, _, _, _ = w[nsb*144-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*16-1], s2[3*ld+nsb*16-1]
 	dotQ4K512x4(nsb, &w[0], &qs[0], &s1[0], &s2[0], K, 4*ld, &out[0])
+	return out
 }
 
-func q6K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int, out *[4]float32) {
+func q6K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int) (out [4]float32) {
 	_, _, _, _ = w[nsb*210-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*16-1], s2[3*ld+nsb*16-1]
 	dotQ6K512x4(nsb, &w[0], &qs[0], &s1[0], &s2[0], K, 4*ld, &out[0])
+	return out
 }
 
 // q4K512rows and q6K512rows adapt the many-weight-rows kernels (nr rows,
 // rb bytes apart, against one activation row).
 func q4K512rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
-	_, _, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[nsb*qkSuper-1], s1[nsb*8-1], s2[nsb*8-1], y[nr-1]
-	dotQ4K512rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], &y[0])
+	_, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[nsb*qkSuper-1], s1[nsb*16-1], y[nr-1]
+	dotQ4K512rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], nil, &y[0])
 }
 
 func q6K512rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {

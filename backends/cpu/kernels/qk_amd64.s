@@ -31,8 +31,11 @@
 //
 // Per super-block (144 bytes: d, dmin, 12 bytes of scales/mins, 128 of
 // codes): the 6-bit scales sc0..7 and mins m0..7 are unpacked with dword
-// shifts and masks (X8 = 0x0F, X9 = 0x30, X10 = 0x3F bytes); the main
-// scales f = d·sc·da go to Y5, the min term dmin·m·σ into Z17. The codes
+// shifts and masks (X8 = 0x0F, X9 = 0x30, X10 = 0x3F bytes) into the 16
+// lanes of Z5, multiplied by the activations' [da0..7, σ0..7] (da, 16
+// floats a super-block; sig is unused) and by [d×8, dmin×8] (Z28 =
+// VPERMPS indices): lanes 0..7 are the main scales f = d·sc·da, lanes
+// 8..15 the min terms dmin·m·σ, added into Z17 under mask K2. The codes
 // are two 64-byte loads; low and high nibbles of each are sub-blocks
 // (0, 2), (1, 3), (4, 6), (5, 7), against activations in that order
 // (q4kOrder). Z24..Z27 = VPERMPS indices, Z29 = 0x0F bytes.
@@ -58,31 +61,29 @@ TEXT ·dotQ4K512(SB), NOSPLIT, $0-44
 	VMOVDQU32 ·qkIdx+64(SB), Z25
 	VMOVDQU32 ·qkIdx+128(SB), Z26
 	VMOVDQU32 ·qkIdx+192(SB), Z27
+	VMOVDQU32 ·qkIdx+512(SB), Z28
+	MOVL $0xFF00, AX
+	KMOVW AX, K2
 q4k_loop:
-	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes.
+	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Z5 =
+	// [sc0..7, m0..7] as floats, times [da, σ] (R8) and [d×8, dmin×8].
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
 	VPSRLD $4, X2, X3
 	VPBLENDD $2, X3, X2, X2
-	VPAND X8, X2, X2
 	VPSRLD $2, X1, X4
 	VPAND X9, X4, X4
-	VPOR X4, X2, X2
+	VPTERNLOGD $0xEC, X8, X4, X2
 	VPAND X10, X1, X1
 	VPUNPCKLDQ X2, X1, X1
-	VPMOVZXBD X1, Y5
-	VPSRLDQ $8, X1, X1
-	VPMOVZXBD X1, Y6
-	VCVTDQ2PS Y5, Y5
-	VCVTDQ2PS Y6, Y6
-	VPBROADCASTD (SI), X7
-	VCVTPH2PS X7, Y7
-	VMOVSLDUP Y7, Y3
-	VMOVSHDUP Y7, Y7
-	VMULPS (R8), Y5, Y5
-	VMULPS Y3, Y5, Y5
-	VMULPS (R9), Y6, Y6
-	VFMADD231PS Y7, Y6, Y17
+	VPMOVZXBD X1, Z5
+	VCVTDQ2PS Z5, Z5
+	VMULPS (R8), Z5, Z5
+	VPBROADCASTD (SI), Y7
+	VCVTPH2PS Y7, Z7
+	VPERMPS Z7, Z28, Z7
+	VMULPS Z7, Z5, Z5
+	VADDPS Z5, Z17, K2, Z17
 	// Codes.
 	VMOVDQU64 16(SI), Z1
 	VMOVDQU64 80(SI), Z2
@@ -114,8 +115,7 @@ q4k_loop:
 	VFMADD231PS Z15, Z21, Z16
 	ADDQ $144, SI
 	ADDQ $256, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
+	ADDQ $64, R8
 	DECQ CX
 	JNZ q4k_loop
 	HSUM2(VSUBPS)
@@ -222,6 +222,9 @@ TEXT ·dotQ4K512rows(SB), NOSPLIT, $0-64
 	VMOVDQU32 ·qkIdx+64(SB), Z25
 	VMOVDQU32 ·qkIdx+128(SB), Z26
 	VMOVDQU32 ·qkIdx+192(SB), Z27
+	VMOVDQU32 ·qkIdx+512(SB), Z28
+	MOVL $0xFF00, AX
+	KMOVW AX, K2
 	MOVQ nr+0(FP), R12
 	MOVQ w+16(FP), R13
 	MOVQ y+56(FP), R11
@@ -236,30 +239,25 @@ q4kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q4kr_loop:
-	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes.
+	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Z5 =
+	// [sc0..7, m0..7] as floats, times [da, σ] (R8) and [d×8, dmin×8].
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
 	VPSRLD $4, X2, X3
 	VPBLENDD $2, X3, X2, X2
-	VPAND X8, X2, X2
 	VPSRLD $2, X1, X4
 	VPAND X9, X4, X4
-	VPOR X4, X2, X2
+	VPTERNLOGD $0xEC, X8, X4, X2
 	VPAND X10, X1, X1
 	VPUNPCKLDQ X2, X1, X1
-	VPMOVZXBD X1, Y5
-	VPSRLDQ $8, X1, X1
-	VPMOVZXBD X1, Y6
-	VCVTDQ2PS Y5, Y5
-	VCVTDQ2PS Y6, Y6
-	VPBROADCASTD (SI), X7
-	VCVTPH2PS X7, Y7
-	VMOVSLDUP Y7, Y3
-	VMOVSHDUP Y7, Y7
-	VMULPS (R8), Y5, Y5
-	VMULPS Y3, Y5, Y5
-	VMULPS (R9), Y6, Y6
-	VFMADD231PS Y7, Y6, Y17
+	VPMOVZXBD X1, Z5
+	VCVTDQ2PS Z5, Z5
+	VMULPS (R8), Z5, Z5
+	VPBROADCASTD (SI), Y7
+	VCVTPH2PS Y7, Z7
+	VPERMPS Z7, Z28, Z7
+	VMULPS Z7, Z5, Z5
+	VADDPS Z5, Z17, K2, Z17
 	// Codes.
 	VMOVDQU64 16(SI), Z1
 	VMOVDQU64 80(SI), Z2
@@ -291,8 +289,7 @@ q4kr_loop:
 	VFMADD231PS Z15, Z21, Z16
 	ADDQ $144, SI
 	ADDQ $256, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
+	ADDQ $64, R8
 	DECQ CX
 	JNZ q4kr_loop
 	VSUBPS Z17, Z16, Z16

@@ -113,38 +113,81 @@ func TestQMatMulKQuants(t *testing.T) {
 }
 
 // TestQMatMulKQuantsExact checks the integer path exactly: activations on
-// the q8 grid quantize without error, so only float rounding remains.
+// the q8 grid quantize without error, so only float rounding remains. M
+// covers the many-rows decode kernel (1), the single-row one (3) and the
+// four-row one with a single-row tail (5).
 func TestQMatMulKQuantsExact(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(17, 18))
 		for _, dt := range []ir.DType{ir.Q4_K, ir.Q6_K} {
-			N, K := 5, 768
-			w, deq := randKWeights(t, r, dt, N, K)
-			x := make([]float32, K)
-			for i := range x {
-				x[i] = float32(r.IntN(255)-127) / 64
-			}
-			for b := 0; b < K; b += qBlock {
-				x[b] = 127.0 / 64 // d = 1/64 exactly
-			}
-			var qa QuantizedActs
-			if err := QuantizeActs(&qa, x, K, 1, K); err != nil {
-				t.Fatal(err)
-			}
-			y := make([]float32, N)
-			if err := QMatMul(nil, dt, w, N, &qa, y, N); err != nil {
-				t.Fatal(err)
-			}
-			for n := 0; n < N; n++ {
-				var want, mag float64
-				for k := 0; k < K; k++ {
-					want += float64(deq[n*K+k]) * float64(x[k])
-					mag += math.Abs(float64(deq[n*K+k]) * float64(x[k]))
+			for _, M := range []int{1, 3, 5} {
+				N, K := 5, 768
+				w, deq := randKWeights(t, r, dt, N, K)
+				x := make([]float32, M*K)
+				for i := range x {
+					x[i] = float32(r.IntN(255)-127) / 64
 				}
-				if math.Abs(float64(y[n])-want) > 1e-5*mag {
-					t.Fatalf("%v: y[%d] = %g, want %g", dt, n, y[n], want)
+				for b := 0; b < M*K; b += qBlock {
+					x[b] = 127.0 / 64 // d = 1/64 exactly
+				}
+				var qa QuantizedActs
+				if err := QuantizeActs(&qa, x, K, M, K); err != nil {
+					t.Fatal(err)
+				}
+				y := make([]float32, M*N)
+				if err := QMatMul(nil, dt, w, N, &qa, y, N); err != nil {
+					t.Fatal(err)
+				}
+				for m := 0; m < M; m++ {
+					for n := 0; n < N; n++ {
+						var want, mag float64
+						for k := 0; k < K; k++ {
+							want += float64(deq[n*K+k]) * float64(x[m*K+k])
+							mag += math.Abs(float64(deq[n*K+k]) * float64(x[m*K+k]))
+						}
+						if got := y[m*N+n]; math.Abs(float64(got)-want) > 1e-5*mag {
+							t.Fatalf("%v M=%d: y[%d,%d] = %g, want %g", dt, M, m, n, got, want)
+						}
+					}
 				}
 			}
 		}
 	})
+}
+
+// TestQMatMulNoAllocs: after a warm-up, quantizing the activations and
+// running QMatMul allocate nothing (the derived layouts reuse their
+// buffers, the jobs come from pools).
+func TestQMatMulNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	pool := NewPool(2)
+	defer pool.Close()
+	forEachISA(t, func(t *testing.T) { qmatmulNoAllocs(t, pool) })
+}
+
+func qmatmulNoAllocs(t *testing.T, pool *Pool) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0, ir.Q4_K, ir.Q6_K} {
+		for _, M := range []int{1, 5} {
+			N, K := 64, 512
+			w := make([]byte, N*int(dt.Bytes(int64(K))))
+			x := randFloats(r, M*K)
+			y := make([]float32, M*N)
+			var qa QuantizedActs
+			run := func() {
+				if err := QuantizeActs(&qa, x, K, M, K); err != nil {
+					t.Fatal(err)
+				}
+				if err := QMatMul(pool, dt, w, N, &qa, y, N); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run()
+			if a := testing.AllocsPerRun(20, run); a != 0 {
+				t.Errorf("%v M=%d: %v allocations per run", dt, M, a)
+			}
+		}
+	}
 }

@@ -108,8 +108,9 @@ func (q *QuantizedActs) qGroups(l qLayout) []byte {
 type qGroupDot func(ng int, w []byte, lay []byte) float32
 
 // qGroupDot4 is qGroupDot for four activation rows whose records start at
-// lay, lay+ld, lay+2·ld and lay+3·ld (bytes), writing four sums.
-type qGroupDot4 func(ng int, w []byte, lay []byte, ld int, out *[4]float32)
+// lay, lay+ld, lay+2·ld and lay+3·ld (bytes), returning four sums (by
+// value: an out pointer through a func value would escape to the heap).
+type qGroupDot4 func(ng int, w []byte, lay []byte, ld int) [4]float32
 
 // qGroupRows is qGroupDot for nr weight rows, rb bytes apart, against one
 // activation row: y[i] = w row i · the activations.

@@ -68,13 +68,13 @@ func qGroup4Func(dt ir.DType, isa ISA) qGroupDot4 {
 	return nil
 }
 
-func q8G512x4(np int, w []byte, lay []byte, ld int, out *[4]float32) {
+func q8G512x4(np int, w []byte, lay []byte, ld int) (out [4]float32) {
 	if np == 0 {
-		*out = [4]float32{}
-		return
+		return out
 	}
 	_, _ = w[np*2*34-1], lay[3*ld+np*qLayQ8.bytes()-1]
 	dotQ8G512x4(np, &w[0], &lay[0], ld, &out[0])
+	return out
 }
 
 func q8G512(np int, w []byte, lay []byte) float32 {
@@ -85,13 +85,13 @@ func q8G512(np int, w []byte, lay []byte) float32 {
 	return dotQ8G512(np, &w[0], &lay[0])
 }
 
-func q4G512x4(ng int, w []byte, lay []byte, ld int, out *[4]float32) {
+func q4G512x4(ng int, w []byte, lay []byte, ld int) (out [4]float32) {
 	if ng == 0 {
-		*out = [4]float32{}
-		return
+		return out
 	}
 	_, _ = w[ng*4*18-1], lay[3*ld+ng*qLayInterleaved.bytes()-1]
 	dotQ4G512x4(ng, &w[0], &lay[0], ld, &out[0])
+	return out
 }
 
 func q4G512(ng int, w []byte, lay []byte) float32 {

@@ -132,7 +132,8 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	}
 	j := qJobPool.Get().(*qJob)
 	isa := CurrentISA()
-	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa)}
+	outs := grow(j.outs, pool.Workers())
+	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa), outs: outs}
 	if g, l := qGroupFunc(dt, isa); g != nil && x.K/qBlock >= l.blocks() {
 		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
 		if x.M >= 4 {
@@ -149,7 +150,7 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	// for balance.
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunTasks((N+j.rows-1)/j.rows, j)
-	*j = qJob{}
+	*j = qJob{outs: outs}
 	qJobPool.Put(j)
 	return nil
 }
@@ -185,6 +186,15 @@ type qJob struct {
 	rec   int    // bytes per record of lay
 	gb    int    // blocks per record
 	pair  func(j *qJob, n int)
+	// outs[w] is worker w's output buffer for dot4 (kept across uses: a
+	// local passed to a func value would escape to the heap).
+	outs []qOut
+}
+
+// qOut is a four-sum output buffer padded to a cache line.
+type qOut struct {
+	v [4]float32
+	_ [48]byte
 }
 
 // qPairFunc, where an architecture sets it (arm64, for I8MM), returns the
@@ -195,7 +205,7 @@ var qPairFunc func(dt ir.DType, isa ISA) func(j *qJob, n int)
 var qJobPool = sync.Pool{New: func() any { return new(qJob) }}
 
 // Task computes rows [t*rows, (t+1)*rows) of the output's columns.
-func (j *qJob) Task(_, t int) {
+func (j *qJob) Task(worker, t int) {
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
 	if j.grp4 != nil {
 		j.taskGrouped(n0, n1)
@@ -217,9 +227,9 @@ func (j *qJob) Task(_, t int) {
 		m := 0
 		if j.dot4 != nil && nb > 0 {
 			// Four activation rows per pass over the weight row.
-			var out [4]float32
+			out := &j.outs[worker].v
 			for ; m+4 <= x.M; m += 4 {
-				j.dot4(nb, wr, x.qs[m*x.K:(m+4)*x.K], x.d[m*nb:(m+4)*nb], x.nsum[m*nb:(m+4)*nb], &out)
+				j.dot4(nb, wr, x.qs[m*x.K:(m+4)*x.K], x.d[m*nb:(m+4)*nb], x.nsum[m*nb:(m+4)*nb], out)
 				for r, v := range out {
 					j.y[(m+r)*j.ldy+n] = v
 				}
@@ -241,13 +251,12 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 	ng := nb / j.gb
 	ld, b0 := ng*j.rec, ng*j.gb
 	bb := j.rb / nb
-	var out [4]float32
 	m := 0
 	for ; m+4 <= x.M; m += 4 {
 		lay := j.lay[m*ld : (m+4)*ld]
 		for n := n0; n < n1; n++ {
 			wr := j.w[n*j.rb : (n+1)*j.rb]
-			j.grp4(ng, wr, lay, ld, &out)
+			out := j.grp4(ng, wr, lay, ld)
 			for r, v := range out {
 				if b0 < nb {
 					mr := m + r

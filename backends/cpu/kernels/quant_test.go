@@ -94,36 +94,44 @@ func TestQMatMul(t *testing.T) {
 }
 
 // TestQMatMulExact checks the integer path exactly: activations that are
-// already on the q8 grid quantize without error.
+// already on the q8 grid quantize without error. M and K cover the decode
+// kernels (M = 1), single rows (3), four-row tiles with a tail row (5),
+// and K with blocks past the last full group (288 = 9 blocks).
 func TestQMatMulExact(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0} {
-			N, K := 9, 256
-			w, deq := randQWeights(r, dt, N, K)
-			x := make([]float32, K)
-			for i := range x {
-				x[i] = float32(r.IntN(255)-127) / 64 // on the grid of d = 127/64/127
-			}
-			for b := 0; b < K; b += qBlock {
-				x[b] = 127.0 / 64 // pin each block's amax so d = 1/64 exactly
-			}
-			var qa QuantizedActs
-			if err := QuantizeActs(&qa, x, K, 1, K); err != nil {
-				t.Fatal(err)
-			}
-			y := make([]float32, N)
-			if err := QMatMul(nil, dt, w, N, &qa, y, N); err != nil {
-				t.Fatal(err)
-			}
-			for n := 0; n < N; n++ {
-				var want, mag float64
-				for k := 0; k < K; k++ {
-					want += deq[n*K+k] * float64(x[k])
-					mag += math.Abs(deq[n*K+k] * float64(x[k]))
-				}
-				if math.Abs(float64(y[n])-want) > 1e-5*mag {
-					t.Fatalf("%v: y[%d] = %g, want %g", dt, n, y[n], want)
+			for _, M := range []int{1, 3, 5} {
+				for _, K := range []int{256, 288} {
+					N := 9
+					w, deq := randQWeights(r, dt, N, K)
+					x := make([]float32, M*K)
+					for i := range x {
+						x[i] = float32(r.IntN(255)-127) / 64 // on the grid of d = 127/64/127
+					}
+					for b := 0; b < M*K; b += qBlock {
+						x[b] = 127.0 / 64 // pin each block's amax so d = 1/64 exactly
+					}
+					var qa QuantizedActs
+					if err := QuantizeActs(&qa, x, K, M, K); err != nil {
+						t.Fatal(err)
+					}
+					y := make([]float32, M*N)
+					if err := QMatMul(nil, dt, w, N, &qa, y, N); err != nil {
+						t.Fatal(err)
+					}
+					for m := 0; m < M; m++ {
+						for n := 0; n < N; n++ {
+							var want, mag float64
+							for k := 0; k < K; k++ {
+								want += deq[n*K+k] * float64(x[m*K+k])
+								mag += math.Abs(deq[n*K+k] * float64(x[m*K+k]))
+							}
+							if got := y[m*N+n]; math.Abs(float64(got)-want) > 1e-5*mag {
+								t.Fatalf("%v M=%d K=%d: y[%d,%d] = %g, want %g", dt, M, K, m, n, got, want)
+							}
+						}
+					}
 				}
 			}
 		}
