@@ -79,7 +79,9 @@ func SavePlan(path string, p *plan.Plan, opts Options, source string) error {
 func exportPrepacked(p *plan.Plan) ([]plan.Prepacked, error) {
 	devs, err := backends.AllDevices()
 	if err != nil {
-		return nil, err
+		// Prepacked blobs only save work at open: the plan is complete
+		// without them.
+		return nil, nil
 	}
 	var out []plan.Prepacked
 	seen := map[string]bool{}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"

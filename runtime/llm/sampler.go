@@ -102,6 +102,9 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 // renormalized probabilities, most likely first (a single candidate with
 // probability 1 when greedy).
 func (s *Sampler) distribution(logits []float32, history []int32) []cand {
+	if cap(s.cands) < len(logits) {
+		s.cands = make([]cand, 0, len(logits)) // once: no growth garbage
+	}
 	c := s.cands[:0]
 	for i, l := range logits {
 		c = append(c, cand{i, float64(l)})

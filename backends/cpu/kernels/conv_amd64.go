@@ -53,3 +53,11 @@ func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
 	convEpi512(&dst[0], &src[0], zp, len(dst), bias, flags)
 	return true
 }
+
+// convTKernel returns the transposed kernel for mr pixels, or nil.
+func convTKernel(isa ISA, mr int) func(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int) {
+	if isa >= AVX512 && mr > 0 && mr < len(convT512Kernels) {
+		return convT512Kernels[mr]
+	}
+	return nil
+}

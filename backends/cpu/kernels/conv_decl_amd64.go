@@ -64,6 +64,48 @@ func conv256x5(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32,
 //go:noescape
 func conv256x6(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
 
+//go:noescape
+func convt512x1(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x2(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x3(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x4(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x5(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x6(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x7(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x8(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x9(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x10(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x11(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x12(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x13(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
+//go:noescape
+func convt512x14(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)
+
 var conv512Kernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int){
 	nil,
 	conv512x1,
@@ -90,4 +132,22 @@ var conv256Kernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc i
 	conv256x4,
 	conv256x5,
 	conv256x6,
+}
+
+var convT512Kernels = [...]func(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int){
+	nil,
+	convt512x1,
+	convt512x2,
+	convt512x3,
+	convt512x4,
+	convt512x5,
+	convt512x6,
+	convt512x7,
+	convt512x8,
+	convt512x9,
+	convt512x10,
+	convt512x11,
+	convt512x12,
+	convt512x13,
+	convt512x14,
 }

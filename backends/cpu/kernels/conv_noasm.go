@@ -9,3 +9,7 @@ func convKernel(ISA, int, int) func(k int, a, b *float32, off *int, c *float32, 
 func convEpiArch(ISA, []float32, []float32, []float32, float32, bool) bool { return false }
 
 func convCompactArch([]float32, []float32, []float32, []int, float32, bool) bool { return false }
+
+func convTKernel(ISA, int) func(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int) {
+	return nil
+}

@@ -19,6 +19,12 @@ import (
 
 const unroll = 4
 
+// convTMaxMR is the most pixels of a transposed kernel's tile.
+const convTMaxMR = 14
+
+// sigT is the signature of the transposed kernels (genT512).
+const sigT = "(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)"
+
 // aPrefetch is how far ahead (bytes) the AVX-512 kernels prefetch packed A.
 const aPrefetch = 1024
 
@@ -37,6 +43,12 @@ func main() {
 		gen256(&s2, mr)
 		fmt.Fprintf(&decl, "//go:noescape\nfunc conv256x%d%s\n\n", mr, sig)
 	}
+	var st bytes.Buffer
+	st.WriteString(hdr)
+	for mr := 1; mr <= convTMaxMR; mr++ {
+		genT512(&st, mr)
+		fmt.Fprintf(&decl, "//go:noescape\nfunc convt512x%d%s\n\n", mr, sigT)
+	}
 	fmt.Fprintf(&decl, "var conv512Kernels = [...]func%s{\n\tnil,\n", sig)
 	for mr := 1; mr <= 14; mr++ {
 		fmt.Fprintf(&decl, "\tconv512x%d,\n", mr)
@@ -45,7 +57,12 @@ func main() {
 	for mr := 1; mr <= 6; mr++ {
 		fmt.Fprintf(&decl, "\tconv256x%d,\n", mr)
 	}
+	fmt.Fprintf(&decl, "}\n\nvar convT512Kernels = [...]func%s{\n\tnil,\n", sigT)
+	for mr := 1; mr <= convTMaxMR; mr++ {
+		fmt.Fprintf(&decl, "\tconvt512x%d,\n", mr)
+	}
 	decl.WriteString("}\n")
+	must(os.WriteFile("convt_avx512_amd64.s", st.Bytes(), 0o644))
 	must(os.WriteFile("conv_avx512_amd64.s", s512.Bytes(), 0o644))
 	must(os.WriteFile("conv_avx2_amd64.s", s2.Bytes(), 0o644))
 	must(os.WriteFile("conv_decl_amd64.go", decl.Bytes(), 0o644))
@@ -179,4 +196,79 @@ func epilogue(w *bytes.Buffer, name string, mr int, reg string, tmp int, addZ fu
 		// what MAXPS returns when either is NaN.
 		fmt.Fprintf(w, "\tVMAXPS %s%d, %s%d, %s%d\n", reg, r, reg, tmp, reg, r)
 	}
+}
+
+// genT512 writes the transposed AVX-512 kernel convt512x<mr>: output
+// channels in the vector lanes. It computes the mr×32 tile C[r][j] (+)=
+// sum_kk b[off[kk]+r] · w[kk*32+j] — mr output pixels (consecutive
+// columns of the patch matrix, broadcast) times a panel of 32 output
+// channels (the packed weights, k-major, 32 per step, loaded). Without
+// epi bit 3 the tile goes to c (row r at c[r*32:], added to what is there
+// with acc). With bit 3 it is final: (acc: plus c's tile) + bias[j] (bit
+// 0) + z (bit 1), max(·, 0) (bit 2), and pixel r is scattered to
+// y[dst[r] + idx[j]] (z read at the same places) for the channels in mask;
+// a pixel with dst[r] < 0 is dropped. Accumulators Z0..Z(2mr-1), weights
+// Z28/Z29, broadcasts Z30/Z31; in the tail Z28/Z29 hold the indices.
+func genT512(w *bytes.Buffer, mr int) {
+	name := fmt.Sprintf("convt512x%d", mr)
+	fmt.Fprintf(w, "\n// func %s%s\n", name, sigT)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-104\n", name)
+	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ w+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ off+24(FP), SI\n\tMOVQ c+32(FP), DI\n")
+	for i := 0; i < 2*mr; i++ {
+		fmt.Fprintf(w, "\tVPXORD Z%d, Z%d, Z%d\n", i, i, i)
+	}
+	step := func(u int) {
+		fmt.Fprintf(w, "\tMOVQ %d(SI), R9\n", u*8)
+		fmt.Fprintf(w, "\tVMOVUPS %d(AX), Z28\n\tVMOVUPS %d(AX), Z29\n", u*128, u*128+64)
+		for r := 0; r < mr; r++ {
+			t := 30 + r%2
+			fmt.Fprintf(w, "\tVBROADCASTSS %d(BX)(R9*4), Z%d\n", r*4, t)
+			fmt.Fprintf(w, "\tVFMADD231PS Z28, Z%d, Z%d\n\tVFMADD231PS Z29, Z%d, Z%d\n", t, 2*r, t, 2*r+1)
+		}
+	}
+	fmt.Fprintf(w, "\tCMPQ CX, $%d\n\tJLT %s_tail\n%s_loop:\n", unroll, name, name)
+	for u := 0; u < unroll; u++ {
+		step(u)
+	}
+	for off := 0; off < unroll*128; off += 64 {
+		fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n", aPrefetch+off)
+	}
+	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, SI\n\tSUBQ $%d, CX\n\tCMPQ CX, $%d\n\tJGE %s_loop\n", unroll*128, unroll*8, unroll, unroll, name)
+	fmt.Fprintf(w, "%s_tail:\n\tTESTQ CX, CX\n\tJEQ %s_store\n%s_tail1:\n", name, name, name)
+	step(0)
+	fmt.Fprintf(w, "\tADDQ $128, AX\n\tADDQ $8, SI\n\tDECQ CX\n\tJNZ %s_tail1\n", name)
+	fmt.Fprintf(w, "%s_store:\n\tMOVQ acc+40(FP), R9\n\tTESTQ R9, R9\n\tJEQ %s_fin\n", name, name)
+	for r := 0; r < mr; r++ {
+		fmt.Fprintf(w, "\tVADDPS %d(DI), Z%d, Z%d\n\tVADDPS %d(DI), Z%d, Z%d\n", r*128, 2*r, 2*r, r*128+64, 2*r+1, 2*r+1)
+	}
+	fmt.Fprintf(w, "%s_fin:\n\tMOVQ epi+96(FP), R10\n\tTESTQ $8, R10\n\tJNE %s_final\n", name, name)
+	for r := 0; r < mr; r++ {
+		fmt.Fprintf(w, "\tVMOVUPS Z%d, %d(DI)\n\tVMOVUPS Z%d, %d(DI)\n", 2*r, r*128, 2*r+1, r*128+64)
+	}
+	w.WriteString("\tVZEROUPPER\n\tRET\n")
+	fmt.Fprintf(w, "%s_final:\n", name)
+	w.WriteString("\tMOVL mask+72(FP), R8\n\tKMOVW R8, K1\n\tSHRL $16, R8\n\tKMOVW R8, K2\n")
+	fmt.Fprintf(w, "\tTESTQ $1, R10\n\tJEQ %s_nobias\n\tMOVQ bias+80(FP), R11\n", name)
+	w.WriteString("\tVMOVUPS.Z (R11), K1, Z30\n\tVMOVUPS.Z 64(R11), K2, Z31\n")
+	for r := 0; r < mr; r++ {
+		fmt.Fprintf(w, "\tVADDPS Z30, Z%d, Z%d\n\tVADDPS Z31, Z%d, Z%d\n", 2*r, 2*r, 2*r+1, 2*r+1)
+	}
+	fmt.Fprintf(w, "%s_nobias:\n", name)
+	w.WriteString("\tMOVQ idx+64(FP), R11\n\tVMOVDQU32 (R11), Z28\n\tVMOVDQU32 64(R11), Z29\n")
+	w.WriteString("\tMOVQ dst+48(FP), SI\n\tMOVQ y+56(FP), DI\n\tMOVQ z+88(FP), R12\n")
+	for r := 0; r < mr; r++ {
+		lr := fmt.Sprintf("%s_r%d", name, r)
+		fmt.Fprintf(w, "\tMOVQ %d(SI), R13\n\tTESTQ R13, R13\n\tJLT %s_skip\n", r*8, lr)
+		fmt.Fprintf(w, "\tTESTQ $2, R10\n\tJEQ %s_noz\n\tLEAQ (R12)(R13*4), R11\n", lr)
+		fmt.Fprintf(w, "\tKMOVW K1, K3\n\tVPXORD Z30, Z30, Z30\n\tVGATHERDPS (R11)(Z28*4), K3, Z30\n\tVADDPS Z30, Z%d, Z%d\n", 2*r, 2*r)
+		fmt.Fprintf(w, "\tKMOVW K2, K4\n\tVPXORD Z31, Z31, Z31\n\tVGATHERDPS (R11)(Z29*4), K4, Z31\n\tVADDPS Z31, Z%d, Z%d\n", 2*r+1, 2*r+1)
+		fmt.Fprintf(w, "%s_noz:\n\tTESTQ $4, R10\n\tJEQ %s_norelu\n\tVPXORD Z30, Z30, Z30\n", lr, lr)
+		// Go operand order: the value is the second source, what MAXPS
+		// returns when either is NaN.
+		fmt.Fprintf(w, "\tVMAXPS Z%d, Z30, Z%d\n\tVMAXPS Z%d, Z30, Z%d\n", 2*r, 2*r, 2*r+1, 2*r+1)
+		fmt.Fprintf(w, "%s_norelu:\n\tLEAQ (DI)(R13*4), R11\n", lr)
+		fmt.Fprintf(w, "\tKMOVW K1, K3\n\tVSCATTERDPS Z%d, K3, (R11)(Z28*4)\n\tKMOVW K2, K4\n\tVSCATTERDPS Z%d, K4, (R11)(Z29*4)\n", 2*r, 2*r+1)
+		fmt.Fprintf(w, "%s_skip:\n", lr)
+	}
+	w.WriteString("\tVZEROUPPER\n\tRET\n")
 }
