@@ -28,5 +28,8 @@ func Map(f *os.File) ([]byte, func() error, error) {
 		// Some filesystems cannot be mapped; read the file instead.
 		return read(f)
 	}
-	return data, func() error { return unix.Munmap(data) }, nil
+	return data, func() error {
+		notifyUnmap(data)
+		return unix.Munmap(data)
+	}, nil
 }

@@ -1,0 +1,42 @@
+package mmapfile
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Unmap hooks. Caches elsewhere may key derived data (packed weight panels)
+// by the address of a tensor's bytes. For Go memory that is sound while the
+// cache holds the source slice, since the address cannot be reused; a
+// mapping, though, is released by munmap whatever Go holds, and the next
+// mapping may land at the same address with other contents. OnUnmap lets
+// such a cache drop its entries for a range before the range goes away.
+
+var (
+	hooksMu sync.Mutex
+	hooks   []func(lo, hi uintptr)
+)
+
+// OnUnmap registers f to be called with the address range [lo, hi) of
+// every mapping just before it is unmapped. f runs synchronously, must be
+// quick, and must not call into this package.
+func OnUnmap(f func(lo, hi uintptr)) {
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	hooks = append(hooks, f)
+}
+
+// notifyUnmap calls the registered hooks for data's range.
+func notifyUnmap(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(&data[0]))
+	hi := lo + uintptr(len(data))
+	hooksMu.Lock()
+	hs := hooks
+	hooksMu.Unlock()
+	for _, f := range hs {
+		f(lo, hi)
+	}
+}
