@@ -64,3 +64,45 @@ func sharedConvWeights(w []float32, M, K int) *kernels.ConvWeights {
 	}, key)
 	return p
 }
+
+// convPackTKey identifies one transposed packing (kernels.ConvWeightsT).
+type convPackTKey struct {
+	src  uintptr
+	n    int
+	m, k int
+}
+
+type convPackTEntry struct {
+	src    []float32
+	packed weak.Pointer[kernels.ConvWeightsT]
+}
+
+var convPackTCache = map[convPackTKey]convPackTEntry{}
+
+// sharedConvWeightsT is sharedConvWeights for the transposed layout.
+func sharedConvWeightsT(w []float32, M, K int) *kernels.ConvWeightsT {
+	if len(w) == 0 {
+		convPackCount.Add(1)
+		return kernels.PackConvWeightsT(w, K, M, K)
+	}
+	key := convPackTKey{src: uintptr(unsafe.Pointer(&w[0])), n: len(w), m: M, k: K}
+	convPackMu.Lock()
+	defer convPackMu.Unlock()
+	if e, ok := convPackTCache[key]; ok {
+		if p := e.packed.Value(); p != nil {
+			return p
+		}
+	}
+	convPackCount.Add(1)
+	p := kernels.PackConvWeightsT(w, K, M, K)
+	wp := weak.Make(p)
+	convPackTCache[key] = convPackTEntry{src: w, packed: wp}
+	runtime.AddCleanup(p, func(k convPackTKey) {
+		convPackMu.Lock()
+		defer convPackMu.Unlock()
+		if e, ok := convPackTCache[k]; ok && e.packed == wp {
+			delete(convPackTCache, k)
+		}
+	}, key)
+	return p
+}

@@ -62,6 +62,7 @@ type implicitConv struct {
 	pool       *kernels.Pool
 	transPer   int // channels per transform task
 	transTasks int
+	tr         *transConv // the transposed GEMM (fast_conv_trans.go); nil: ConvGemm
 }
 
 // buildImplicitConv returns the implicit-GEMM kernel for the conv in s, or
@@ -122,6 +123,12 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		p.bufOff = l.add(p.bufLen)
 	}
 	mr, nr := kernels.ConvTile()
+	p.split(s.pool.Workers(), mr, nr)
+	if p.wantTrans() {
+		p.planTrans(w, &l, s.pool.Workers())
+		s.scratch = l.bytes()
+		return p
+	}
 	if w.c != nil {
 		wv := w.c.Float32s()
 		for g := 0; g < G; g++ {
@@ -130,7 +137,6 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 	} else {
 		p.wOff = l.add(kernels.ConvWeightsLen(M, p.K))
 	}
-	p.split(s.pool.Workers(), mr, nr)
 	if p.temp {
 		p.tempOff = l.add(s.pool.Workers() * p.mc * p.nc)
 		p.segs = p.chunkSegments()
@@ -243,6 +249,7 @@ type implicitJob struct {
 	x, buf, y []float32
 	z, bias   []float32
 	cws       []*kernels.ConvWeights // per group
+	cwt       *kernels.ConvWeightsT  // the transposed path's weights
 	one       [1]*kernels.ConvWeights
 	temp      []float32
 	epis      []kernels.ConvEpi // one per worker
@@ -260,7 +267,17 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	}
 	*j = implicitJob{p: p, cws: p.cws, epis: epis}
 	var cw *kernels.ConvWeights
-	if j.cws == nil { // runtime weights (one group): packed per run
+	var cwt *kernels.ConvWeightsT
+	tasks := p.G * p.mBlocks * p.nChunks
+	if p.tr != nil {
+		tasks = p.tr.tasks
+		if j.cwt = p.tr.cw; j.cwt == nil {
+			cwt = convWeightsTPool.Get().(*kernels.ConvWeightsT)
+			cwt.Pack(region(scratch, p.tr.wOff, kernels.ConvWeightsTLen(p.M, p.K)), in[1].Float32s(), p.K, p.M, p.K)
+			j.cwt = cwt
+		}
+		j.temp = region(scratch, p.tr.tempOff, p.pool.Workers()*p.tr.tempLen)
+	} else if j.cws == nil { // runtime weights (one group): packed per run
 		cw = convWeightsPool.Get().(*kernels.ConvWeights)
 		cw.Pack(region(scratch, p.wOff, kernels.ConvWeightsLen(p.M, p.K)), in[1].Float32s(), p.K, p.M, p.K)
 		j.one[0] = cw
@@ -272,7 +289,6 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	if p.temp {
 		j.temp = region(scratch, p.tempOff, p.pool.Workers()*p.mc*p.nc)
 	}
-	tasks := p.G * p.mBlocks * p.nChunks
 	xv, yv := in[0].Float32s(), out[0].Float32s()
 	ihw, ohw := p.C*p.H*p.W, p.M*p.OH*p.OW
 	for n := 0; n < p.N; n++ {
@@ -295,6 +311,10 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 		*cw = kernels.ConvWeights{}
 		convWeightsPool.Put(cw)
 	}
+	if cwt != nil {
+		*cwt = kernels.ConvWeightsT{}
+		convWeightsTPool.Put(cwt)
+	}
 	clear(epis)
 	*j = implicitJob{epis: epis}
 	implicitJobs.Put(j)
@@ -309,6 +329,10 @@ func (j *implicitJob) Task(wk, t int) {
 		for c := c0; c < min(c0+p.transPer, p.C); c++ {
 			p.transformChannel(j.buf[c*p.chanLen:(c+1)*p.chanLen], j.x[c*p.H*p.W:(c+1)*p.H*p.W])
 		}
+		return
+	}
+	if p.tr != nil {
+		j.transTask(wk, t)
 		return
 	}
 	per := p.mBlocks * p.nChunks

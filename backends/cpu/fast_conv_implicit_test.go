@@ -52,13 +52,28 @@ func runImplicit(t *testing.T, workers int, tc intoCase) {
 	}
 }
 
+// forEachTransMode runs f at every ISA level with the transposed GEMM
+// off and (where the level has it) forced on.
+func forEachTransMode(t *testing.T, f func(t *testing.T)) {
+	defer func(m int) { convTransMode = m }(convTransMode)
+	forEachISA(t, func(t *testing.T) {
+		for _, mode := range []int{1, 2} {
+			if mode == 2 && !kernels.ConvTFast() {
+				continue
+			}
+			convTransMode = mode
+			t.Run(fmt.Sprintf("trans%d", mode), f)
+		}
+	})
+}
+
 // TestImplicitConvRandom checks the implicit-GEMM conv against the
 // reference on random geometries: odd channel counts and sizes, strides
 // 1-3, dilations, asymmetric pads, 1-D and 2-D, one or two images, with
 // and without bias, residual and activation, constant or runtime weights,
 // on 1, 2 and 3 workers, at every ISA level.
 func TestImplicitConvRandom(t *testing.T) {
-	forEachISA(t, func(t *testing.T) {
+	forEachTransMode(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))
 		ran := 0
 		for i := 0; i < 150; i++ {
@@ -123,7 +138,7 @@ func TestImplicitConvRandom(t *testing.T) {
 // of each kind, channels cut so the test stays quick) with bias, residual
 // and ReLU on 1 and 2 workers.
 func TestImplicitConvResNetShapes(t *testing.T) {
-	forEachISA(t, func(t *testing.T) {
+	forEachTransMode(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		for _, c := range []struct {
 			x, w  []int64
@@ -190,10 +205,19 @@ func TestImplicitConvSharesWeights(t *testing.T) {
 		require.NotNil(t, p)
 		return p
 	}
-	before := convPackCount.Load()
-	a, b := mk(w), mk(w)
-	require.Same(t, a.cws[0], b.cws[0], "the same weights were packed twice")
-	require.Equal(t, before+1, convPackCount.Load())
-	c := mk(w2)
-	require.NotSame(t, a.cws[0], c.cws[0], "distinct tensors shared a packing")
+	defer func(m int) { convTransMode = m }(convTransMode)
+	for _, mode := range []int{1, 2} {
+		convTransMode = mode
+		before := convPackCount.Load()
+		a, b, c := mk(w), mk(w), mk(w2)
+		var pa, pb, pc any
+		if a.tr != nil { // the transposed path (AVX-512)
+			pa, pb, pc = a.tr.cw, b.tr.cw, c.tr.cw
+		} else {
+			pa, pb, pc = a.cws[0], b.cws[0], c.cws[0]
+		}
+		require.Same(t, pa, pb, "the same weights were packed twice (mode %d)", mode)
+		require.NotSame(t, pa, pc, "distinct tensors shared a packing (mode %d)", mode)
+		require.Equal(t, before+2, convPackCount.Load())
+	}
 }

@@ -105,7 +105,9 @@ func qRowBytes(dt ir.DType, K int) (int, error) {
 // row after row; K a multiple of 256 for the K-quants)
 // and activations x quantized with QuantizeActs; y is M×N with leading
 // dimension ldy. Rows of w are spread over pool; each weight byte is read
-// once. With x.M == 1 this is the decode GEMV.
+// once. With x.M == 1 this is the decode GEMV. The first call after
+// QuantizeActs may build kernel-specific layouts of the activations in x
+// (qlay.go, qk.go), so calls sharing one x must not run concurrently.
 func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []float32, ldy int) error {
 	rb, err := qRowBytes(dt, x.K)
 	if err != nil {
