@@ -436,22 +436,18 @@ func (p *implicitConv) transformChannel(dst, x []float32) {
 		// Columns q whose padded index q·sw+pw-padB lands inside the row.
 		qlo := max(0, (gw.padB-ph[1]+sw-1)/sw)
 		qhi := min(p.Wq, (gw.padB+gw.in-ph[1]+sw-1)/sw)
-		for r := 0; r < p.Hq; r++ {
-			row := d[r*p.Wq : (r+1)*p.Wq]
-			h := r*sh + ph[0] - gh.padB
-			if h < 0 || h >= gh.in || qlo >= qhi {
-				clear(row)
-				continue
+		if qlo < qhi {
+			// The rows inside the input, in one call; zero rows around.
+			rlo := min(p.Hq, max(0, (gh.padB-ph[0]+sh-1)/sh))
+			rhi := max(rlo, min(p.Hq, (gh.in+gh.padB-ph[0]+sh-1)/sh))
+			clear(d[:rlo*p.Wq])
+			clear(d[rhi*p.Wq:])
+			if rhi > rlo {
+				h0, w0 := rlo*sh+ph[0]-gh.padB, qlo*sw+ph[1]-gw.padB
+				kernels.PadCopyRows(d[rlo*p.Wq:], p.Wq, x[h0*gw.in+w0:], sh*gw.in, rhi-rlo, qlo, qhi-qlo, sw)
 			}
-			clear(row[:qlo])
-			clear(row[qhi:])
-			src := x[h*gw.in:]
-			w0 := qlo*sw + ph[1] - gw.padB
-			if sw == 1 {
-				copy(row[qlo:qhi], src[w0:w0+qhi-qlo])
-				continue
-			}
-			kernels.CopyStrided(row[qlo:qhi], src[w0:], sw)
+			continue
 		}
+		clear(d) // no column of the plane is inside the input
 	}
 }

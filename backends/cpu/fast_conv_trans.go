@@ -41,7 +41,10 @@ func (p *implicitConv) wantTrans() bool {
 	if convTransMode == 1 || p.G != 1 || !kernels.ConvTFast() {
 		return false
 	}
-	return convTransMode == 2 || p.OH*p.OW <= transMaxPixels
+	// Deep 28×28 layers gain a little too; shallow ones (K < 1024) lose
+	// to the final transposes.
+	px := p.OH * p.OW
+	return convTransMode == 2 || px <= transMaxPixels || px <= 4*transMaxPixels && p.K >= 1024
 }
 
 // planTrans sets up the transposed path (p.tr), adding its scratch to l.

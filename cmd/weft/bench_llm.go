@@ -27,7 +27,7 @@ type llmBenchFlags struct {
 func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
 	lf := &llmBenchFlags{}
 	f := cmd.Flags()
-	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill (in chunks of at most 512)")
+	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill (in chunks of at most 256)")
 	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
 	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
 	lf.kvType = kvTypeFlag(cmd)
@@ -57,6 +57,11 @@ type llmBenchResult struct {
 	WeightBytes   int64   `json:"weight_bytes_per_token"`
 	DecodeGBs     float64 `json:"decode_weight_gb_s"`
 	PeakRSS       int64   `json:"peak_rss_bytes,omitempty"`
+	// KVBytes is the KV cache's memory at the benchmark's capacity, and
+	// RSSBudget the issue's bound on the peak RSS: the weights a token
+	// reads, plus the KV cache, plus 64 MB.
+	KVBytes   int64 `json:"kv_cache_bytes"`
+	RSSBudget int64 `json:"rss_budget_bytes"`
 	// ReadGBs is the streaming read bandwidth measured in the same run
 	// with the same threads (streamBandwidth), and DecodeBWFrac the share of
 	// it that decode's weight traffic reached.
@@ -137,6 +142,9 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if b, ok := peakRSS(); ok {
 		r.PeakRSS = b
 	}
+	mm := lm.model
+	r.KVBytes = 2 * int64(mm.Layers*mm.KVHeads*mm.Capacity) * mm.KVType.Bytes(int64(mm.HeadDim))
+	r.RSSBudget = r.WeightBytes + r.KVBytes + 64<<20
 	// After the peak RSS is read: the probe's buffer is not the model's.
 	threads := o.Threads
 	if threads <= 0 {
@@ -171,7 +179,8 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 			s.Draft, s.K, s.DecodeTokS, s.Speedup, s.Accepted, s.Proposed, 100*s.AcceptanceRate, s.TargetPasses, s.TokensPerPass, s.DraftMs, s.VerifyMs, same)
 	}
 	if r.PeakRSS > 0 {
-		fmt.Fprintf(w, "  peak RSS %.1f MB\n", float64(r.PeakRSS)/1e6)
+		fmt.Fprintf(w, "  peak RSS %.1f MB (bound: %.1f MB of weights + %.1f MB of KV cache + 64 MiB = %.1f MB)\n", float64(r.PeakRSS)/1e6,
+			float64(r.WeightBytes)/1e6, float64(r.KVBytes)/1e6, float64(r.RSSBudget)/1e6)
 	}
 	if r.ReadGBs > 0 {
 		fmt.Fprintf(w, "  read bandwidth (same run and threads) %.2f GB/s: decode moves weights at %.0f%% of it (fastest step %.1f tok/s: %.0f%%)\n",

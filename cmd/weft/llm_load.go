@@ -113,7 +113,7 @@ const lastLogitsSeq = 16
 // chunks of it (llm.Model.Feed), so that the graph's activations — which
 // grow with its length — stay a few tens of MB, while each chunk is
 // still long enough for the matrix kernels to run at full speed.
-const maxPrefillSeq = 512
+const maxPrefillSeq = 256
 
 // prefillBucket is the smallest power of two ≥ n (at least 2), capped at
 // capacity and at maxPrefillSeq: the prefill graph size for an n-token

@@ -102,7 +102,7 @@ func (c Config) Validate() error {
 
 // Layer holds one decoder layer's weights. Vectors are f32. A matrix is
 // either f32 [in, out] (the layout MatMul expects: y = x · W) or
-// block-quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) [out, in] with its blocks
+// block-quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) [out, in] with its blocks
 // along in (the layout QMatMul expects, and GGUF's): the shapes below are
 // the f32 form.
 type Layer struct {
@@ -160,7 +160,7 @@ func (w *Weights) Check(cfg Config) error {
 		}
 		switch {
 		case !quantizedMatMul[t.DType]:
-			errs = append(errs, fmt.Errorf("%s is %v, want f32 or one of f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1", name, t.DType))
+			errs = append(errs, fmt.Errorf("%s is %v, want f32 or one of f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k", name, t.DType))
 		case !ir.ShapeOf(t.Shape).Equal(ir.ShapeOf([]int64{out, in})):
 			errs = append(errs, fmt.Errorf("%s (%v) has shape %v, want [out, in] = %v", name, t.DType, t.Shape, []int64{out, in}))
 		case len(t.Data) != int(t.DType.Bytes(out*in)):
@@ -214,4 +214,4 @@ func (w *Weights) Check(cfg Config) error {
 // f16 and bf16, which the CPU backend widens to f32 in registers (so an
 // F16 model's matrices stay zero-copy in the file's mapping instead of
 // taking twice their size as f32).
-var quantizedMatMul = map[ir.DType]bool{ir.Q8_0: true, ir.Q4_0: true, ir.Q4_1: true, ir.Q5_0: true, ir.Q5_1: true, ir.Float16: true, ir.BFloat16: true}
+var quantizedMatMul = map[ir.DType]bool{ir.Q8_0: true, ir.Q4_0: true, ir.Q4_1: true, ir.Q5_0: true, ir.Q5_1: true, ir.Q4_K: true, ir.Q5_K: true, ir.Q6_K: true, ir.Float16: true, ir.BFloat16: true}

@@ -316,3 +316,30 @@ func ConvCompactRow(dst, src, z []float32, segs []int, bias float32, relu bool) 
 		ConvEpilogue(dst[d:d+n], src[s:s+n], zs, bias, relu)
 	}
 }
+
+// PadCopyRows writes n rows of a zero-padded plane: row i of dst
+// (dst[i*ldd : (i+1)*ldd]) gets lpad zeros, then w floats of src row i
+// taken every cs-th (src[i*lds + j*cs], j < w), then zeros to its end. It
+// is the copy of an input into the padded (and, for a strided conv,
+// stride-phase split) buffer an implicit-GEMM convolution reads, a plane
+// in one call.
+func PadCopyRows(dst []float32, ldd int, src []float32, lds, n, lpad, w, cs int) {
+	if n <= 0 {
+		return
+	}
+	if lpad < 0 || w < 0 || lds < 0 || cs < 1 || lpad+w > ldd || n*ldd > len(dst) || w > 0 && (n-1)*lds+(w-1)*cs >= len(src) {
+		panic(fmt.Sprintf("kernels: PadCopyRows %d rows of %d+%d in %d at stride %d (dst %d floats, src %d at %d)", n, lpad, w, ldd, cs, len(dst), len(src), lds))
+	}
+	if w > 0 && padCopyRowsArch(dst, ldd, src, lds, n, lpad, w, cs) {
+		return
+	}
+	for i := 0; i < n; i++ {
+		d := dst[i*ldd : (i+1)*ldd]
+		clear(d[:lpad])
+		s := src[i*lds:]
+		for j := range d[lpad : lpad+w] {
+			d[lpad+j] = s[j*cs]
+		}
+		clear(d[lpad+w:])
+	}
+}

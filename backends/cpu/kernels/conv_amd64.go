@@ -55,9 +55,29 @@ func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
 }
 
 // convTKernel returns the transposed kernel for mr pixels, or nil.
-func convTKernel(isa ISA, mr int) func(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int) {
+func convTKernel(isa ISA, mr int) func(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi int) {
 	if isa >= AVX512 && mr > 0 && mr < len(convT512Kernels) {
 		return convT512Kernels[mr]
 	}
 	return nil
+}
+
+//go:noescape
+func padCopyRows512(dst *float32, ldd int, src *float32, lds int, n, lpad, w, cs int, even *int32, tail uint32)
+
+// evenIdx picks the even floats of two vectors (VPERMT2PS).
+var evenIdx = [16]int32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+
+// padCopyRowsArch runs PadCopyRows in assembly where the level has it
+// (column strides 1 and 2).
+func padCopyRowsArch(dst []float32, ldd int, src []float32, lds, n, lpad, w, cs int) bool {
+	if CurrentISA() < AVX512 || cs > 2 {
+		return false
+	}
+	var tail uint32
+	if t := w % 16; t > 0 {
+		tail = uint32(uint64(1)<<(2*t-1) - 1)
+	}
+	padCopyRows512(&dst[0], ldd, &src[0], lds, n, lpad, w, cs, &evenIdx[0], tail)
+	return true
 }

@@ -78,10 +78,14 @@ func (cw *ConvWeightsT) Pack(dst, w []float32, ld, M, K int) {
 // Panels returns the number of 32-channel panels.
 func (cw *ConvWeightsT) Panels() int { return (cw.M + convTPanel - 1) / convTPanel }
 
+// convTTileRows is the rows of one tile's partial sums in tmp: 16, for
+// the 16×16 transposes of the final store.
+const convTTileRows = 16
+
 // ConvTTempLen returns the floats of the tmp buffer ConvGemmT needs for
 // ncols columns.
 func ConvTTempLen(ncols int) int {
-	return (ncols + convTMR - 1) / convTMR * convTMR * convTPanel
+	return (ncols + convTMR - 1) / convTMR * convTTileRows * convTPanel
 }
 
 // ConvTFast reports whether ConvGemmT has a SIMD kernel at the current
@@ -91,8 +95,9 @@ func ConvTFast() bool { return convTKernel(CurrentISA(), 1) != nil }
 // ConvGemmT computes output channels [32·panel, min(M, 32·panel+32)) of
 // Y = W·B over all of K, for ncols columns of B: row k of B is
 // b[off[k] : off[k]+ncols] (len(off) >= K). Column v is output pixel
-// dst[v] (dropped when dst[v] < 0): the result for channel m goes to
-// y[m*ldy + dst[v]]. epi (optional; Bias indexed by channel, Z laid out
+// dst[v] (dropped when dst[v] < 0), and the kept columns must map to
+// consecutive pixels in order (each one's pixel is the previous one's
+// plus one): the result for channel m goes to y[m*ldy + dst[v]]. epi (optional; Bias indexed by channel, Z laid out
 // like y) is applied on the way. tmp holds partial tiles between K blocks
 // (len >= ConvTTempLen(ncols)).
 func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, dst []int, tmp, y []float32, ldy int, epi *ConvEpi) {
@@ -112,9 +117,21 @@ func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, d
 	if lo < 0 || hi+ncols > len(b) {
 		panic(fmt.Sprintf("kernels: ConvGemmT B rows at offsets [%d,%d] + %d columns outside %d floats", lo, hi, ncols, len(b)))
 	}
-	dmax := -1
+	dmin, dmax, prev := -1, -1, -1
 	for _, d := range dst[:ncols] {
-		dmax = max(dmax, d)
+		if d < 0 {
+			continue
+		}
+		if prev >= 0 && d != prev+1 {
+			panic(fmt.Sprintf("kernels: ConvGemmT output pixels %d then %d are not consecutive", prev, d))
+		}
+		if dmin < 0 {
+			dmin = d
+		}
+		prev, dmax = d, d
+	}
+	if dmin < 0 {
+		return // no column is an output pixel
 	}
 	span := (m1-1-m0)*ldy + dmax + 1
 	if dmax >= ldy && m1-m0 > 1 || m0*ldy+span > len(y) {
@@ -147,12 +164,11 @@ func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, d
 		convTGeneric(cw, w, m1-m0, b, off, ncols, dst, tmp, y[m0*ldy:], ldy, epi, m0)
 		return
 	}
-	var idx [convTPanel]int32
-	for j := range idx {
-		idx[j] = int32(j * ldy)
-	}
-	mask := uint32(uint64(1)<<(m1-m0) - 1)
 	yp := &y[m0*ldy]
+	var zp0 *float32
+	if z != nil {
+		zp0 = z
+	}
 	for k0 := 0; k0 < cw.K; k0 += cw.kc {
 		kcb := min(cw.kc, cw.K-k0)
 		f := 0
@@ -165,8 +181,27 @@ func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, d
 		}
 		for t := 0; t < nt; t++ {
 			v0, v1 := t*ncols/nt, (t+1)*ncols/nt
+			d0, pmask := 0, uint32(0)
+			if f != 0 {
+				d0 = -1
+				for r, d := range dst[v0:v1] {
+					if d >= 0 {
+						pmask |= 1 << r
+						if d0 < 0 {
+							d0 = d
+						}
+					}
+				}
+				if pmask == 0 {
+					continue // the final store of a tile with no pixel
+				}
+			}
 			fn := convTKernel(CurrentISA(), v1-v0)
-			fn(kcb, &w[k0*convTPanel], &b[v0], &off[k0], &tmp[t*convTMR*convTPanel], acc, &dst[v0], yp, &idx[0], mask, bias, z, f)
+			zt := zp0
+			if zt == nil {
+				zt = yp // never read without flags&2
+			}
+			fn(kcb, &w[k0*convTPanel], &b[v0], &off[k0], &tmp[t*convTTileRows*convTPanel], acc, yp, ldy, d0, pmask, m1-m0, bias, zt, f)
 		}
 	}
 }

@@ -27,11 +27,14 @@ func TestConvGemmT(t *testing.T) {
 				}
 				off[c.K-1] = blen - c.ncols
 				ldy := c.ncols + r.IntN(4)
+				// Kept columns map to consecutive pixels from a random start.
 				dst := make([]int, c.ncols)
-				for v, p := range r.Perm(ldy)[:c.ncols] {
-					dst[v] = p
-					if r.IntN(5) == 0 {
-						dst[v] = -1
+				next := r.IntN(ldy - c.ncols + 1)
+				for v := range dst {
+					dst[v] = -1
+					if r.IntN(5) != 0 {
+						dst[v] = next
+						next++
 					}
 				}
 				for mode := 0; mode < 4; mode++ {
@@ -81,6 +84,44 @@ func TestConvGemmT(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestPadCopyRows checks PadCopyRows against the definition on random
+// geometries (pads and widths around the vector width), and that it
+// writes nothing past the last row.
+func TestPadCopyRows(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 9))
+		for i := 0; i < 600; i++ {
+			cs := 1 + r.IntN(3)
+			n, lpad, w := 1+r.IntN(6), r.IntN(20), r.IntN(40)
+			ldd := lpad + w + r.IntN(20)
+			if ldd == 0 {
+				ldd = 1
+			}
+			lds := w*cs + r.IntN(5)
+			src := randFloats(r, (n-1)*lds+max(0, (w-1)*cs+1)+r.IntN(3))
+			dst := randFloats(r, n*ldd+7)
+			guard := append([]float32(nil), dst[n*ldd:]...)
+			PadCopyRows(dst, ldd, src, lds, n, lpad, w, cs)
+			for row := 0; row < n; row++ {
+				for q := 0; q < ldd; q++ {
+					want := float32(0)
+					if q >= lpad && q < lpad+w {
+						want = src[row*lds+(q-lpad)*cs]
+					}
+					if got := dst[row*ldd+q]; got != want {
+						t.Fatalf("cs=%d n=%d ldd=%d lpad=%d w=%d lds=%d: row %d col %d = %v, want %v", cs, n, ldd, lpad, w, lds, row, q, got, want)
+					}
+				}
+			}
+			for j, v := range guard {
+				if dst[n*ldd+j] != v {
+					t.Fatalf("n=%d ldd=%d lpad=%d w=%d: wrote past the last row", n, ldd, lpad, w)
+				}
+			}
 		}
 	})
 }

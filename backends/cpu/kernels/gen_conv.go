@@ -23,7 +23,7 @@ const unroll = 4
 const convTMaxMR = 14
 
 // sigT is the signature of the transposed kernels (genT512).
-const sigT = "(k int, w, b *float32, off *int, c *float32, acc int, dst *int, y *float32, idx *int32, mask uint32, bias, z *float32, epi int)"
+const sigT = "(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi int)"
 
 // aPrefetch is how far ahead (bytes) the AVX-512 kernels prefetch packed A.
 const aPrefetch = 1024
@@ -206,18 +206,20 @@ func epilogue(w *bytes.Buffer, name string, mr int, reg string, tmp int, addZ fu
 // channels in the vector lanes. It computes the mr×32 tile C[r][j] (+)=
 // sum_kk b[off[kk]+r] · w[kk*32+j] — mr output pixels (consecutive
 // columns of the patch matrix, broadcast) times a panel of 32 output
-// channels (the packed weights, k-major, 32 per step, loaded). Without
-// epi bit 3 the tile goes to c (row r at c[r*32:], added to what is there
-// with acc). With bit 3 it is final: (acc: plus c's tile) + bias[j] (bit
-// 0) + z (bit 1), max(·, 0) (bit 2), and pixel r is scattered to
-// y[dst[r] + idx[j]] (z read at the same places) for the channels in mask;
-// a pixel with dst[r] < 0 is dropped. Accumulators Z0..Z(2mr-1), weights
-// Z28/Z29, broadcasts Z30/Z31; in the tail Z28/Z29 hold the indices.
+// channels (the packed weights, k-major, 32 per step, loaded) — and with
+// acc adds the partial tile in c (row r at c[r*32:]). Without epi bit 3
+// the tile goes back to c. With bit 3 it is final: plus bias[j] (bit 0),
+// stored to c, then read back 16×16 at a time and transposed so that a
+// vector holds one channel's pixels; the pixels in pmask (bit r: column r
+// is an output pixel) are compressed to the front, and the first
+// popcount(pmask) go to y[j*ldy+d0:] for channels j < nch, plus z at the
+// same places (bit 1), max(·, 0) (bit 2). c must have room for 16 rows.
+// Accumulators Z0..Z(2mr-1), weights Z28/Z29, broadcasts Z30/Z31.
 func genT512(w *bytes.Buffer, mr int) {
 	name := fmt.Sprintf("convt512x%d", mr)
 	fmt.Fprintf(w, "\n// func %s%s\n", name, sigT)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-104\n", name)
-	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ w+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ off+24(FP), SI\n\tMOVQ c+32(FP), DI\n")
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-112\n", name)
+	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ w+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ off+24(FP), SI\n\tMOVQ c+32(FP), DI\n\tMOVQ CX, R8\n\tSHLQ $7, R8\n")
 	for i := 0; i < 2*mr; i++ {
 		fmt.Fprintf(w, "\tVPXORD Z%d, Z%d, Z%d\n", i, i, i)
 	}
@@ -235,7 +237,10 @@ func genT512(w *bytes.Buffer, mr int) {
 		step(u)
 	}
 	for off := 0; off < unroll*128; off += 64 {
-		fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n", tPrefetch+off)
+		// Ahead in this block (for the first tile that reads it), and
+		// the next block (or panel: it follows in memory) into L2 while
+		// the other tiles of the block run.
+		fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n\tPREFETCHT1 %d(AX)(R8*1)\n", tPrefetch+off, off)
 	}
 	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, SI\n\tSUBQ $%d, CX\n\tCMPQ CX, $%d\n\tJGE %s_loop\n", unroll*128, unroll*8, unroll, unroll, name)
 	fmt.Fprintf(w, "%s_tail:\n\tTESTQ CX, CX\n\tJEQ %s_store\n%s_tail1:\n", name, name, name)
@@ -245,34 +250,69 @@ func genT512(w *bytes.Buffer, mr int) {
 	for r := 0; r < mr; r++ {
 		fmt.Fprintf(w, "\tVADDPS %d(DI), Z%d, Z%d\n\tVADDPS %d(DI), Z%d, Z%d\n", r*128, 2*r, 2*r, r*128+64, 2*r+1, 2*r+1)
 	}
-	fmt.Fprintf(w, "%s_fin:\n\tMOVQ epi+96(FP), R10\n\tTESTQ $8, R10\n\tJNE %s_final\n", name, name)
-	for r := 0; r < mr; r++ {
-		fmt.Fprintf(w, "\tVMOVUPS Z%d, %d(DI)\n\tVMOVUPS Z%d, %d(DI)\n", 2*r, r*128, 2*r+1, r*128+64)
-	}
-	w.WriteString("\tVZEROUPPER\n\tRET\n")
-	fmt.Fprintf(w, "%s_final:\n", name)
-	w.WriteString("\tMOVL mask+72(FP), R8\n\tKMOVW R8, K1\n\tSHRL $16, R8\n\tKMOVW R8, K2\n")
-	fmt.Fprintf(w, "\tTESTQ $1, R10\n\tJEQ %s_nobias\n\tMOVQ bias+80(FP), R11\n", name)
+	fmt.Fprintf(w, "%s_fin:\n\tMOVQ epi+104(FP), R10\n\tTESTQ $8, R10\n\tJEQ %s_put\n", name, name)
+	fmt.Fprintf(w, "\tTESTQ $1, R10\n\tJEQ %s_put\n\tMOVQ bias+88(FP), R11\n", name)
+	// Channel masks from nch (the bias of a partial panel ends early).
+	w.WriteString("\tMOVQ nch+80(FP), CX\n\tMOVQ $1, R9\n\tSHLQ CX, R9\n\tDECQ R9\n\tKMOVW R9, K1\n\tSHRQ $16, R9\n\tKMOVW R9, K2\n")
 	w.WriteString("\tVMOVUPS.Z (R11), K1, Z30\n\tVMOVUPS.Z 64(R11), K2, Z31\n")
 	for r := 0; r < mr; r++ {
 		fmt.Fprintf(w, "\tVADDPS Z30, Z%d, Z%d\n\tVADDPS Z31, Z%d, Z%d\n", 2*r, 2*r, 2*r+1, 2*r+1)
 	}
-	fmt.Fprintf(w, "%s_nobias:\n", name)
-	w.WriteString("\tMOVQ idx+64(FP), R11\n\tVMOVDQU32 (R11), Z28\n\tVMOVDQU32 64(R11), Z29\n")
-	w.WriteString("\tMOVQ dst+48(FP), SI\n\tMOVQ y+56(FP), DI\n\tMOVQ z+88(FP), R12\n")
+	fmt.Fprintf(w, "%s_put:\n", name)
 	for r := 0; r < mr; r++ {
-		lr := fmt.Sprintf("%s_r%d", name, r)
-		fmt.Fprintf(w, "\tMOVQ %d(SI), R13\n\tTESTQ R13, R13\n\tJLT %s_skip\n", r*8, lr)
-		fmt.Fprintf(w, "\tTESTQ $2, R10\n\tJEQ %s_noz\n\tLEAQ (R12)(R13*4), R11\n", lr)
-		fmt.Fprintf(w, "\tKMOVW K1, K3\n\tVPXORD Z30, Z30, Z30\n\tVGATHERDPS (R11)(Z28*4), K3, Z30\n\tVADDPS Z30, Z%d, Z%d\n", 2*r, 2*r)
-		fmt.Fprintf(w, "\tKMOVW K2, K4\n\tVPXORD Z31, Z31, Z31\n\tVGATHERDPS (R11)(Z29*4), K4, Z31\n\tVADDPS Z31, Z%d, Z%d\n", 2*r+1, 2*r+1)
-		fmt.Fprintf(w, "%s_noz:\n\tTESTQ $4, R10\n\tJEQ %s_norelu\n\tVPXORD Z30, Z30, Z30\n", lr, lr)
-		// Go operand order: the value is the second source, what MAXPS
-		// returns when either is NaN.
-		fmt.Fprintf(w, "\tVMAXPS Z%d, Z30, Z%d\n\tVMAXPS Z%d, Z30, Z%d\n", 2*r, 2*r, 2*r+1, 2*r+1)
-		fmt.Fprintf(w, "%s_norelu:\n\tLEAQ (DI)(R13*4), R11\n", lr)
-		fmt.Fprintf(w, "\tKMOVW K1, K3\n\tVSCATTERDPS Z%d, K3, (R11)(Z28*4)\n\tKMOVW K2, K4\n\tVSCATTERDPS Z%d, K4, (R11)(Z29*4)\n", 2*r, 2*r+1)
-		fmt.Fprintf(w, "%s_skip:\n", lr)
+		fmt.Fprintf(w, "\tVMOVUPS Z%d, %d(DI)\n\tVMOVUPS Z%d, %d(DI)\n", 2*r, r*128, 2*r+1, r*128+64)
 	}
-	w.WriteString("\tVZEROUPPER\n\tRET\n")
+	fmt.Fprintf(w, "\tTESTQ $8, R10\n\tJNE %s_final\n\tVZEROUPPER\n\tRET\n", name)
+	fmt.Fprintf(w, "%s_final:\n", name)
+	// K5: the output pixels among the columns; K6: the first popcount.
+	w.WriteString("\tMOVL pmask+72(FP), R8\n\tKMOVW R8, K5\n\tPOPCNTL R8, CX\n\tMOVL $1, R9\n\tSHLL CX, R9\n\tDECL R9\n\tKMOVW R9, K6\n")
+	w.WriteString("\tMOVQ ldy+56(FP), R12\n\tSHLQ $2, R12\n\tMOVQ d0+64(FP), R8\n\tMOVQ y+48(FP), R11\n\tLEAQ (R11)(R8*4), R11\n\tMOVQ z+96(FP), R13\n\tLEAQ (R13)(R8*4), R13\n\tMOVQ nch+80(FP), R14\n")
+	for h := 0; h < 2; h++ {
+		for r := 0; r < 16; r++ {
+			if r >= mr { // not a column of this tile
+				fmt.Fprintf(w, "\tVPXORD Z%d, Z%d, Z%d\n", r, r, r)
+				continue
+			}
+			fmt.Fprintf(w, "\tVMOVUPS %d(DI), Z%d\n", r*128+h*64, r)
+		}
+		transpose16(w)
+		for j := 0; j < 16; j++ {
+			ch := 16*h + j
+			fmt.Fprintf(w, "\tCMPQ R14, $%d\n\tJLE %s_done\n", ch, name)
+			fmt.Fprintf(w, "\tVCOMPRESSPS Z%d, K5, Z%d\n", j, j)
+			fmt.Fprintf(w, "\tTESTQ $2, R10\n\tJEQ %s_noz%d\n\tVMOVUPS.Z (R13), K6, Z30\n\tVADDPS Z30, Z%d, Z%d\n%s_noz%d:\n", name, ch, j, j, name, ch)
+			fmt.Fprintf(w, "\tTESTQ $4, R10\n\tJEQ %s_nor%d\n\tVPXORD Z30, Z30, Z30\n\tVMAXPS Z%d, Z30, Z%d\n%s_nor%d:\n", name, ch, j, j, name, ch)
+			fmt.Fprintf(w, "\tVMOVUPS Z%d, K6, (R11)\n\tADDQ R12, R11\n\tADDQ R12, R13\n", j)
+		}
+	}
+	fmt.Fprintf(w, "%s_done:\n\tVZEROUPPER\n\tRET\n", name)
+}
+
+// transpose16 transposes the 16×16 block in Z0..Z15 (row i in Zi) in
+// place, with Z16..Z31 as scratch: afterwards Zj holds column j. Stage 1
+// interleaves row pairs, stage 2 makes 4×4 blocks within 128-bit lanes,
+// stages 3 and 4 move the lanes across registers.
+func transpose16(w *bytes.Buffer) {
+	// Go operand order: VOP src2, src1, dst (and the immediate first).
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(w, "\tVUNPCKLPS Z%d, Z%d, Z%d\n\tVUNPCKHPS Z%d, Z%d, Z%d\n", 2*i+1, 2*i, 16+2*i, 2*i+1, 2*i, 16+2*i+1)
+	}
+	for g := 0; g < 4; g++ {
+		t := 16 + 4*g
+		r := 4 * g
+		fmt.Fprintf(w, "\tVSHUFPS $0x44, Z%d, Z%d, Z%d\n\tVSHUFPS $0xEE, Z%d, Z%d, Z%d\n", t+2, t, r, t+2, t, r+1)
+		fmt.Fprintf(w, "\tVSHUFPS $0x44, Z%d, Z%d, Z%d\n\tVSHUFPS $0xEE, Z%d, Z%d, Z%d\n", t+3, t+1, r+2, t+3, t+1, r+3)
+	}
+	// Stage 3: t[i] = (r[i], r[i+4]) 0x88 for i in 0..3, 0xdd into t[i+4]; same for 8..15.
+	for b := 0; b < 16; b += 8 {
+		for i := 0; i < 4; i++ {
+			fmt.Fprintf(w, "\tVSHUFF32X4 $0x88, Z%d, Z%d, Z%d\n", b+i+4, b+i, 16+b+i)
+			fmt.Fprintf(w, "\tVSHUFF32X4 $0xDD, Z%d, Z%d, Z%d\n", b+i+4, b+i, 16+b+i+4)
+		}
+	}
+	// Stage 4: r[i] = (t[i], t[i+8]) 0x88, r[i+8] = 0xdd, i in 0..7.
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(w, "\tVSHUFF32X4 $0x88, Z%d, Z%d, Z%d\n", 16+i+8, 16+i, i)
+		fmt.Fprintf(w, "\tVSHUFF32X4 $0xDD, Z%d, Z%d, Z%d\n", 16+i+8, 16+i, i+8)
+	}
 }

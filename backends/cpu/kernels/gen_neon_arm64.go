@@ -9,7 +9,7 @@
 // this directory (sgemm_arm64.go has the go:generate line).
 //
 // Go's arm64 assembler lacks several of the vector instructions used here
-// (FMLA by element, FADD/FADDP/SCVTF on vectors, SMULL, SMLAL2, SADDLP,
+// (FMLA by element, FADD/SCVTF on vectors, ADDV, SMULL, SMLAL2, SADDLP,
 // SADALP, SDOT, SMMLA, FCVTL, FMUL). They are emitted as WORD with the encoding computed from
 // the Arm Architecture Reference Manual (A64 SIMD&FP instruction encodings) by the
 // functions below; each WORD carries the instruction in a comment.
@@ -40,14 +40,6 @@ func fadd4s(d, n, m int) (uint32, string) { // FADD (vector): 0x4e20d400
 	return rdnm(0x4e20d400, d, n, m), fmt.Sprintf("FADD V%d.4S, V%d.4S, V%d.4S", d, n, m)
 }
 
-func faddp4s(d, n, m int) (uint32, string) { // FADDP (vector): 0x6e20d400
-	return rdnm(0x6e20d400, d, n, m), fmt.Sprintf("FADDP V%d.4S, V%d.4S, V%d.4S", d, n, m)
-}
-
-func faddpScalar(d, n int) (uint32, string) { // FADDP (scalar), sz=0: 0x7e30d800
-	return rdnm(0x7e30d800, d, n, 0), fmt.Sprintf("FADDP S%d, V%d.2S", d, n)
-}
-
 func smull8h(d, n, m int) (uint32, string) { // SMULL (Q=0, size=00): 0x0e20c000
 	return rdnm(0x0e20c000, d, n, m), fmt.Sprintf("SMULL V%d.8H, V%d.8B, V%d.8B", d, n, m)
 }
@@ -66,6 +58,10 @@ func sadalp(d, n int) (uint32, string) { // SADALP (Q=1, size=01): 0x4e606800
 
 func scvtf4s(d, n int) (uint32, string) { // SCVTF (vector, integer; Q=1, sz=0): 0x4e21d800
 	return rdnm(0x4e21d800, d, n, 0), fmt.Sprintf("SCVTF V%d.4S, V%d.4S", d, n)
+}
+
+func addv4s(d, n int) (uint32, string) { // ADDV (Q=1, size=10): 0x4eb1b800
+	return rdnm(0x4eb1b800, d, n, 0), fmt.Sprintf("ADDV S%d, V%d.4S", d, n)
 }
 
 func sdot(d, n, m int) (uint32, string) { // SDOT (vector; Q=1, size=10): 0x4e809400
@@ -296,9 +292,16 @@ func consts(w *asm, q4 bool) {
 // genDot writes func name(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32:
 // Σ over nb blocks of f16(w scale)·d[b]·Σ w·qs, nb >= 1. nsum is unused
 // (the Q4_0 offset is applied to the weights). The loop takes two blocks
-// at a time with separate registers (V0-V6, F16/F17 and V8-V14, F18/F19,
-// float sums V20 and V21), interleaved so that in-order cores (Cortex-A53/
-// A55) overlap their latencies.
+// at a time with separate registers (V0-V6, F16/F17 and V8-V14, F18/F19),
+// interleaved so that in-order cores (Cortex-A53/A55) overlap their
+// latencies.
+//
+// The rounding is the same in genDot, genDot4 and genMMLA, so that a
+// row's sum does not depend on how many activation rows ran with it
+// (speculative decoding verifies k tokens in one batch against one-token
+// decoding): per block the exact integer total (ADDV of the int32 lanes),
+// converted, then one fused multiply-add acc += total·(da·dw) in block
+// order into lane 0 of one float sum (V20), which is the result.
 func genDot(w *asm, q4, dot bool) {
 	name := dotName(q4, dot, false)
 	fmt.Fprintf(w, "\n// func %s(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32\n", name)
@@ -308,10 +311,9 @@ func genDot(w *asm, q4, dot bool) {
 	w.op("MOVD qs+16(FP), R2")
 	w.op("MOVD d+24(FP), R3")
 	w.op("VEOR V20.B16, V20.B16, V20.B16")
-	w.op("VEOR V21.B16, V21.B16, V21.B16")
 	consts(w, q4)
-	type set struct{ v, f, acc int }
-	sets := []set{{0, 16, 20}, {8, 18, 21}}
+	type set struct{ v, f int }
+	sets := []set{{0, 16}, {8, 18}}
 	blocks := func(ss []set) {
 		for _, s := range ss {
 			weights(w, q4, s.v, s.f)
@@ -327,10 +329,13 @@ func genDot(w *asm, q4, dot bool) {
 			intDot(w, dot, s.v+6, s.v, s.v+1, s.v+2, s.v+3, s.v+4, s.v+5)
 		}
 		for _, s := range ss {
+			w.word(addv4s(s.v+6, s.v+6))
+		}
+		for _, s := range ss {
 			w.word(scvtf4s(s.v+6, s.v+6))
 		}
 		for _, s := range ss {
-			w.word(fmlaElem(s.acc, s.v+6, s.f+1, 0))
+			w.word(fmlaElem(20, s.v+6, s.f+1, 0))
 		}
 	}
 	fmt.Fprintf(w, "\tCMP $2, R0\n\tBLT %s_tail\n%s_loop:\n", name, name)
@@ -341,9 +346,6 @@ func genDot(w *asm, q4, dot bool) {
 	fmt.Fprintf(w, "%s_tail:\n\tCBZ R0, %s_done\n", name, name)
 	blocks(sets[:1])
 	fmt.Fprintf(w, "%s_done:\n", name)
-	w.word(fadd4s(20, 20, 21))
-	w.word(faddp4s(20, 20, 20))
-	w.word(faddpScalar(20, 20))
 	w.op("FMOVS F20, ret+40(FP)")
 	w.op("RET")
 }
@@ -352,7 +354,8 @@ func genDot(w *asm, q4, dot bool) {
 // the dot products of one weight row with four activation rows (row r
 // at qs + r·k and d + r·nb), out[r] = the row-r sum. Registers: weights
 // V0/V1 (their f16 scale in F16 until the row scales F24..F27 are
-// formed), activations V8..V15, int sums V16..V19, float sums V20..V23,
+// formed), activations V8..V15, int sums V16..V19, float sums V20..V23
+// (lane 0, as genDot),
 // NEON scratch V2..V7 and V28/V29, Q4_0 constants V30/V31.
 func genDot4(w *asm, q4, dot bool) {
 	name := dotName(q4, dot, true)
@@ -391,16 +394,16 @@ func genDot4(w *asm, q4, dot bool) {
 		intDot(w, dot, 16+r, 0, 1, 8+2*r, 9+2*r, tmp[r][0], tmp[r][1])
 	}
 	for r := 0; r < 4; r++ {
+		w.word(addv4s(16+r, 16+r))
 		w.word(scvtf4s(16+r, 16+r))
 		w.word(fmlaElem(20+r, 16+r, 24+r, 0))
 	}
 	w.op("SUBS $1, R0, R0")
 	w.op("BNE %s_loop", name)
-	w.word(faddp4s(20, 20, 21))
-	w.word(faddp4s(22, 22, 23))
-	w.word(faddp4s(20, 20, 22))
 	w.op("MOVD out+48(FP), R5")
-	w.op("VST1 [V20.S4], (R5)")
+	for r := 0; r < 4; r++ {
+		w.op("FMOVS F%d, %d(R5)", 20+r, 4*r)
+	}
 	w.op("RET")
 }
 

@@ -136,7 +136,18 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	isa := CurrentISA()
 	outs := grow(j.outs, pool.Workers())
 	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa), outs: outs}
-	if g, l := qGroupFunc(dt, isa); g != nil && x.K/qBlock >= l.blocks() {
+	// Every output element must round the same way whatever M is and
+	// wherever its row falls in a four-row tile (speculative decoding
+	// checks k tokens in one pass against one-token decoding): the
+	// grouped one-row, four-row and many-weight-rows kernels share one
+	// summation order, and so do dot and dot4, but the two families
+	// differ, so a type with a four-row plain kernel and no four-row
+	// grouped one uses the plain family only.
+	g, l := qGroupFunc(dt, isa)
+	if g != nil && j.dot4 != nil && qGroup4Func(dt, isa) == nil {
+		g = nil
+	}
+	if g != nil && x.K/qBlock >= l.blocks() {
 		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)

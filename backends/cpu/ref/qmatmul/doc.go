@@ -3,8 +3,9 @@
 //
 //	Y[..., n] = Σ_k X[..., k] · W[n, k]
 //
-// where W is [N, K] in a block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1; blocks
-// run along K) or Int8 with per-row float32 Scales (w = s·q).
+// where W is [N, K] in a block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and
+// the K-quants Q4_K, Q5_K, Q6_K: every type ir/quant decodes; blocks run
+// along K) or Int8 with per-row float32 Scales (w = s·q).
 //
 // The kernel is the definition, written plainly: it decodes W row by row
 // with package ir/quant into the float32 weights the formats denote, and

@@ -42,7 +42,7 @@ func weights(w, scales *ir.Tensor) ([]float32, error) {
 		if scales != nil {
 			return nil, fmt.Errorf("QMatMul: Scales %v given with a block-quantized weight %v (its scales are in the blocks)", scales, w)
 		}
-		if !quant.Supported(w.DType) {
+		if !quant.Decodable(w.DType) {
 			return nil, ref.Unsupported("QMatMul with a %v weight", w.DType)
 		}
 		if err := w.Check(); err != nil {
@@ -51,7 +51,7 @@ func weights(w, scales *ir.Tensor) ([]float32, error) {
 		out := make([]float32, n*k)
 		rb := int(w.DType.Bytes(int64(k)))
 		for r := 0; r < n; r++ {
-			if err := quant.DequantizeRow(w.DType, out[r*k:(r+1)*k], w.Data[r*rb:(r+1)*rb]); err != nil {
+			if err := quant.DecodeRow(w.DType, out[r*k:(r+1)*k], w.Data[r*rb:(r+1)*rb]); err != nil {
 				return nil, fmt.Errorf("QMatMul weight row %d: %w", r, err)
 			}
 		}

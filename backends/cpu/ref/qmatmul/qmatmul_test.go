@@ -1,6 +1,7 @@
 package qmatmul
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -52,7 +53,7 @@ func TestQMatMulIsMatMulOfDecodedWeight(t *testing.T) {
 		dt ir.DType // Int8: per-channel with Scales
 		k  int64
 	}
-	formats := []format{{ir.Q8_0, 64}, {ir.Q4_0, 96}, {ir.Q4_1, 32}, {ir.Q5_0, 64}, {ir.Q5_1, 32}, {ir.Int8, 37}, {ir.Int8, 1}, {ir.Float16, 37}, {ir.BFloat16, 64}, {ir.Float16, 1}}
+	formats := []format{{ir.Q8_0, 64}, {ir.Q4_0, 96}, {ir.Q4_1, 32}, {ir.Q5_0, 64}, {ir.Q5_1, 32}, {ir.Int8, 37}, {ir.Int8, 1}, {ir.Float16, 37}, {ir.BFloat16, 64}, {ir.Float16, 1}, {ir.Q4_K, 256}, {ir.Q5_K, 512}, {ir.Q6_K, 256}}
 	for _, f := range formats {
 		for _, xdt := range []ir.DType{ir.Float32, ir.Float16} {
 			for _, lead := range [][]int64{nil, {1}, {5}, {2, 3}} {
@@ -73,6 +74,12 @@ func TestQMatMulIsMatMulOfDecodedWeight(t *testing.T) {
 						deq, err = quant.DequantizePerChannel(q, s)
 						require.NoError(t, err)
 						in = []*ir.Tensor{q, s}
+					case f.dt == ir.Q4_K || f.dt == ir.Q5_K || f.dt == ir.Q6_K:
+						q := randKQuant(rng, f.dt, n, f.k)
+						var err error
+						deq, err = quant.Dequantize(q)
+						require.NoError(t, err)
+						in = []*ir.Tensor{q}
 					default:
 						q, err := quant.Quantize(wf, f.dt)
 						require.NoError(t, err)
@@ -100,6 +107,21 @@ func TestQMatMulIsMatMulOfDecodedWeight(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randKQuant returns an n×k K-quant weight of random bytes with small
+// finite f16 super-block scales (d, and dmin where the format has one).
+func randKQuant(rng *rand.Rand, dt ir.DType, n, k int64) *ir.Tensor {
+	w := ir.NewTensor(dt, []int64{n, k})
+	rng.Read(w.Data)
+	bb := dt.BlockBytes()
+	at := map[ir.DType][]int{ir.Q4_K: {0, 2}, ir.Q5_K: {0, 2}, ir.Q6_K: {208}}[dt]
+	for b := 0; b < len(w.Data)/bb; b++ {
+		for _, o := range at {
+			binary.LittleEndian.PutUint16(w.Data[b*bb+o:], ir.F32ToF16(float32(rng.Float64()*0.02-0.005)))
+		}
+	}
+	return w
 }
 
 // convert returns x converted to dt (one rounding per element).
@@ -150,7 +172,8 @@ func TestQMatMulErrors(t *testing.T) {
 		{"1-D weight", []*ir.Tensor{x, ir.NewTensor(ir.Q8_0, []int64{32})}, "2-D", false},
 		{"int input", []*ir.Tensor{ir.NewTensor(ir.Int32, []int64{2, 32}), q8}, "unsupported", true},
 		{"f32 weight", []*ir.Tensor{x, ir.NewTensor(ir.Float32, []int64{3, 32})}, "unsupported", true},
-		{"k-quant weight", []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{256}), ir.NewTensor(ir.Q4_K, []int64{1, 256})}, "unsupported", true},
+		{"unknown weight type", []*ir.Tensor{x, {DType: ir.DType(250), Shape: []int64{3, 32}}}, "unsupported", true},
+		{"k-quant short K", []*ir.Tensor{x, {DType: ir.Q4_K, Shape: []int64{3, 32}}}, "multiple of the block size 256", false},
 		{"short data", []*ir.Tensor{x, {DType: ir.Q8_0, Shape: []int64{3, 32}, Data: make([]byte, 10)}}, "want 102", false},
 		{"missing W", []*ir.Tensor{x, nil}, "", false},
 	} {
