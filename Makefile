@@ -57,8 +57,11 @@ crossbuild:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build ./...
 
 # With lavapipe (Mesa's CPU Vulkan driver) installed, the Vulkan tests must not skip.
+# The Vulkan binding is cgo: its tests also run under the race detector with
+# cgocheck2 (full checking of Go pointers passed to C).
 unit:
 	if dpkg -s mesa-vulkan-drivers >/dev/null 2>&1; then export WEFT_REQUIRE_VULKAN=1; fi; $(GO) test ./...
+	if dpkg -s mesa-vulkan-drivers >/dev/null 2>&1; then export WEFT_REQUIRE_VULKAN=1; fi; GOEXPERIMENT=cgocheck2 $(GO) test -race ./backends/vulkan/
 
 conformance: testdeps
 	$(GO) run ./cmd/weft conform --baseline $(BASELINE) $(SUITES)
