@@ -69,6 +69,16 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    or Float16 / BFloat16 (no Scales; w is the value widened to f32:
 //	    weights kept at half size, e.g. an F16 GGUF's mmap'd matrices).
 //	    Y has X's dtype.
+//	QMatMulGroup(X, W0, W1, ...) -> Y0, Y1, ...
+//	    several QMatMuls sharing one input (a decoder layer's q/k/v, or its
+//	    gate and up projections): Yi = QMatMul(X, Wi). Every Wi is a
+//	    constant [Ni, K] block-quantized, f16 or bf16 weight (no Scales).
+//	    It lets a backend quantize X once and spread the rows of all the
+//	    weights over its threads in one batch. attrs: act (string):
+//	    "" (default; one output per weight) or "silu_mul" (exactly two
+//	    weights of one shape; one output Y = Mul(SiLU(Y0), Y1), each step
+//	    rounded to X's dtype as the three ops would: the SwiGLU of llama's
+//	    feed-forward).
 //	RotaryEmbedding(X, CosCache, SinCache, PositionIds)
 //	    ONNX opset 23's op restricted to 4-D X [B, H, S, D] and present
 //	    PositionIds i64 [B, S]; caches [max_pos, R/2] of X's dtype. For
@@ -111,7 +121,7 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    error (negative indices are not wrapped). It is Gather(axis 0) of
 //	    the decoded table, decoding only the rows it reads.
 var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul", "RotaryEmbedding",
-	"KVCacheUpdate", "KVAttention", "QGather"}
+	"KVCacheUpdate", "KVAttention", "QGather", "QMatMulGroup"}
 
 // InPlaceInput returns the index of the input whose storage an op's
 // (single) output is — the op writes that input in place, as

@@ -24,7 +24,10 @@ import (
 // The work is split into tasks of (rows of the output channels, chunk of
 // virtual columns); each task runs every K block into a per-worker tile,
 // then applies bias, residual, ReLU and activation while the tile is in
-// cache, writing the output rows.
+// cache, writing the output rows. Two other kernels read the same buffer:
+// the transposed GEMM (output channels in the lanes, fast_conv_trans.go)
+// for small planes and deep spatial convs, and a direct depthwise kernel
+// (fast_conv_dw.go).
 
 // implicitConvEnabled selects the implicit-GEMM path (a variable so that
 // benchmarks can compare it with the im2col path).
@@ -63,6 +66,7 @@ type implicitConv struct {
 	transPer   int // channels per transform task
 	transTasks int
 	tr         *transConv // the transposed GEMM (fast_conv_trans.go); nil: ConvGemm
+	dw         *dwConv    // the depthwise kernel (fast_conv_dw.go); nil: a GEMM
 }
 
 // buildImplicitConv returns the implicit-GEMM kernel for the conv in s, or
@@ -124,6 +128,10 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 	}
 	mr, nr := kernels.ConvTile()
 	p.split(s.pool.Workers(), mr, nr)
+	if p.planDepthwise(w, s.pool.Workers()) {
+		s.scratch = l.bytes()
+		return p
+	}
 	if p.wantTrans() {
 		p.planTrans(w, &l, s.pool.Workers())
 		s.scratch = l.bytes()
@@ -269,7 +277,9 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	var cw *kernels.ConvWeights
 	var cwt *kernels.ConvWeightsT
 	tasks := p.G * p.mBlocks * p.nChunks
-	if p.tr != nil {
+	if p.dw != nil {
+		tasks = p.dw.tasks
+	} else if p.tr != nil {
 		tasks = p.tr.tasks
 		if j.cwt = p.tr.cw; j.cwt == nil {
 			cwt = convWeightsTPool.Get().(*kernels.ConvWeightsT)
@@ -277,7 +287,7 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 			j.cwt = cwt
 		}
 		j.temp = region(scratch, p.tr.tempOff, p.pool.Workers()*p.tr.tempLen)
-	} else if j.cws == nil { // runtime weights (one group): packed per run
+	} else if j.cws == nil && p.dw == nil { // runtime weights (one group): packed per run
 		cw = convWeightsPool.Get().(*kernels.ConvWeights)
 		cw.Pack(region(scratch, p.wOff, kernels.ConvWeightsLen(p.M, p.K)), in[1].Float32s(), p.K, p.M, p.K)
 		j.one[0] = cw
@@ -329,6 +339,10 @@ func (j *implicitJob) Task(wk, t int) {
 		for c := c0; c < min(c0+p.transPer, p.C); c++ {
 			p.transformChannel(j.buf[c*p.chanLen:(c+1)*p.chanLen], j.x[c*p.H*p.W:(c+1)*p.H*p.W])
 		}
+		return
+	}
+	if p.dw != nil {
+		j.dwTask(t)
 		return
 	}
 	if p.tr != nil {

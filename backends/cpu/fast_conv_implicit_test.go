@@ -165,10 +165,13 @@ func TestImplicitConvResNetShapes(t *testing.T) {
 }
 
 // TestImplicitConvNoAllocs checks that a run of the implicit-GEMM conv
-// allocates nothing once warm (fused tail, temp tiles and 2 workers).
+// allocates nothing once warm (fused tail, temp tiles and 2 workers), on
+// both GEMMs.
 func TestImplicitConvNoAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, pads := range []int64{0, 1} {
+	defer func(m int) { convTransMode = m }(convTransMode)
+	for i, pads := range []int64{0, 1, 0, 1} {
+		convTransMode = 1 + i/2 // the transposed GEMM forced on in the second half
 		x, w, b := randF32(r, 1, 16, 20, 20), randF32(r, 32, 16, 3, 3), randF32(r, 32)
 		attrs := []ir.AttrOption{ir.Ints("pads", pads, pads, pads, pads), ir.Str("activation", "Relu")}
 		y := refRun(t, nodeN("Conv", attrs[:1], []*ir.Tensor{x, w}, 1), []*ir.Tensor{x, w})[0]
@@ -184,7 +187,7 @@ func TestImplicitConvNoAllocs(t *testing.T) {
 		require.NoError(t, k(in, out, scratch))
 		allocs := testing.AllocsPerRun(50, func() { _ = k(in, out, scratch) })
 		spec.pool.Close()
-		require.Less(t, allocs, 0.5, "allocations per run (pads %d)", pads)
+		require.Less(t, allocs, 0.5, "allocations per run (pads %d, mode %d)", pads, convTransMode)
 	}
 }
 
@@ -193,9 +196,7 @@ func TestImplicitConvNoAllocs(t *testing.T) {
 // equal contents gets its own.
 func TestImplicitConvSharesWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	x, w := randF32(r, 1, 8, 12, 12), randF32(r, 16, 8, 3, 3)
-	w2 := ir.NewTensor(ir.Float32, w.Shape)
-	copy(w2.Float32s(), w.Float32s())
+	x := randF32(r, 1, 8, 12, 12)
 	mk := func(w *ir.Tensor) *implicitConv {
 		n := nodeN("Conv", []ir.AttrOption{ir.Ints("pads", 1, 1, 1, 1)}, []*ir.Tensor{x, w}, 1)
 		spec := &nodeSpec{n: n, pool: poolFor(1)}
@@ -206,8 +207,11 @@ func TestImplicitConvSharesWeights(t *testing.T) {
 		return p
 	}
 	defer func(m int) { convTransMode = m }(convTransMode)
-	for _, mode := range []int{1, 2} {
+	for _, mode := range []int{1, 2} { // fresh weights per mode: each packing is new
 		convTransMode = mode
+		w := randF32(r, 16, 8, 3, 3)
+		w2 := ir.NewTensor(ir.Float32, w.Shape)
+		copy(w2.Float32s(), w.Float32s())
 		before := convPackCount.Load()
 		a, b, c := mk(w), mk(w), mk(w2)
 		var pa, pb, pc any

@@ -11,9 +11,11 @@ import (
 // the input itself) that ConvGemm reads. ConvGemm puts pixels in the
 // lanes, 32 to a panel, and a small plane fills them badly (7×7: 49 or 56
 // virtual columns in 64 lanes); channel counts are multiples of 32 in the
-// networks that have such planes. A task is a run of 32-channel panels
-// over all virtual columns; the last K block scatters each tile into the
-// output with bias, residual and ReLU.
+// networks that have such planes. Tiles cover only the columns that are
+// output pixels (two output rows a tile when a row has at most 7), so the
+// Wq-OW columns the other path computes and drops cost nothing here. A
+// task is a run of 32-channel panels over all tiles; the last K block
+// transposes each tile into the output with bias, residual and ReLU.
 
 // transMaxPixels is the largest output plane (OH·OW) that takes the
 // transposed path in automatic mode.
@@ -27,7 +29,7 @@ var convTransMode = 0
 type transConv struct {
 	cw      *kernels.ConvWeightsT // constant weights, packed once; nil: per run
 	wOff    int                   // scratch offset of runtime weights
-	dst     []int                 // per virtual column: output pixel, or -1
+	layout  *kernels.ConvTLayout  // B row offsets, tiles, output pixels
 	per     int                   // panels per task
 	tasks   int
 	tempLen int // floats of one worker's partial tiles
@@ -41,10 +43,11 @@ func (p *implicitConv) wantTrans() bool {
 	if convTransMode == 1 || p.G != 1 || !kernels.ConvTFast() {
 		return false
 	}
-	// Deep 28×28 layers gain a little too; shallow ones (K < 1024) lose
-	// to the final transposes.
+	// Larger planes: spatial convs with K >= 512 gain a little too (no
+	// columns past OW computed); pointwise ones lose to the transposes
+	// of the final store.
 	px := p.OH * p.OW
-	return convTransMode == 2 || px <= transMaxPixels || px <= 4*transMaxPixels && p.K >= 1024
+	return convTransMode == 2 || px <= transMaxPixels || p.gh.k*p.gw.k > 1 && p.K >= 512
 }
 
 // planTrans sets up the transposed path (p.tr), adding its scratch to l.
@@ -55,14 +58,15 @@ func (p *implicitConv) planTrans(w arg, l *layout, workers int) {
 	} else {
 		tr.wOff = l.add(kernels.ConvWeightsTLen(p.M, p.K))
 	}
-	tr.dst = make([]int, p.nv)
-	for v := range tr.dst {
+	dst := make([]int, p.nv) // per virtual column: output pixel, or -1
+	for v := range dst {
 		oh, ow := v/p.Wq, v%p.Wq
-		tr.dst[v] = -1
+		dst[v] = -1
 		if ow < p.OW {
-			tr.dst[v] = oh*p.OW + ow
+			dst[v] = oh*p.OW + ow
 		}
 	}
+	tr.layout = kernels.NewConvTLayout(p.off, dst, p.transTiles())
 	panels := (p.M + 31) / 32
 	tasks := 1
 	if workers > 1 {
@@ -70,7 +74,7 @@ func (p *implicitConv) planTrans(w arg, l *layout, workers int) {
 	}
 	tr.per = (panels + tasks - 1) / tasks
 	tr.tasks = (panels + tr.per - 1) / tr.per
-	tr.tempLen = kernels.ConvTTempLen(p.nv)
+	tr.tempLen = kernels.ConvTTempLen(tr.layout.Tiles())
 	tr.tempOff = l.add(workers * tr.tempLen)
 	p.temp = false
 	p.tr = tr
@@ -89,11 +93,32 @@ func (j *implicitJob) transTask(wk, t int) {
 	tmp := j.temp[wk*tr.tempLen : (wk+1)*tr.tempLen]
 	p0, p1 := t*tr.per, min((t+1)*tr.per, j.cwt.Panels())
 	for pn := p0; pn < p1; pn++ {
-		kernels.ConvGemmT(j.cwt, pn, j.buf, p.off, p.nv, tr.dst, tmp, j.y, ohw, epi)
+		kernels.ConvGemmT(j.cwt, pn, tr.layout, j.buf, tmp, j.y, ohw, epi)
 	}
 	if p.act != nil {
 		for m := p0 * 32; m < min(p.M, p1*32); m++ {
 			p.act(j.y[m*ohw : (m+1)*ohw])
 		}
 	}
+}
+
+// transTiles covers the output pixels' virtual columns with tiles and
+// skips the rest (the Wq-OW columns past each output row): all columns
+// in runs of up to 14 when there are none to skip, else two output rows
+// a tile where two fit (OW <= 7), else each row on its own in runs.
+func (p *implicitConv) transTiles() []kernels.ConvTTile {
+	if p.Wq == p.OW {
+		return kernels.ConvTTiles(nil, 0, p.nv)
+	}
+	var tiles []kernels.ConvTTile
+	for oh := 0; oh < p.OH; oh++ {
+		v0 := oh * p.Wq
+		if 2*p.OW <= 14 && oh+1 < p.OH {
+			tiles = append(tiles, kernels.ConvTTile{V0: v0, Second: p.Wq, N: 2 * p.OW})
+			oh++
+			continue
+		}
+		tiles = kernels.ConvTTiles(tiles, v0, v0+p.OW)
+	}
+	return tiles
 }

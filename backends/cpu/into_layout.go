@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -29,8 +31,19 @@ func buildCopy(s *nodeSpec) intoKernel {
 			return nil
 		}
 	}
+	n := int(numel(x.shape)) * x.dt.Size()
+	pool := s.pool
+	// A copy is a transpose of one row per 4 KiB chunk.
+	const chunk = 4096
 	return func(in, out []*ir.Tensor, scratch []byte) error {
-		copy(out[0].Data, in[0].Data)
+		if n < layoutParMin {
+			copy(out[0].Data, in[0].Data)
+			return nil
+		}
+		runLayout(pool, layoutJob{run: copyRows, src: in[0].Data[:n], dst: out[0].Data[:n], es: 1, total: n, inner: chunk, rows: n / chunk})
+		if tail := n / chunk * chunk; tail < n {
+			copy(out[0].Data[tail:n], in[0].Data[tail:n])
+		}
 		return nil
 	}
 }
@@ -78,53 +91,115 @@ func buildTranspose(s *nodeSpec) intoKernel {
 	inner, innerSt := int(dims[r-1]), int(strides[r-1])
 	outer, outerSt := dims[:r-1], strides[:r-1]
 	rows := numel(outer)
+	shape := layoutJob{es: es, total: total, inner: inner, innerSt: innerSt, outer: outer, outerSt: outerSt, rows: rows}
+	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
-		src, dst := in[0].Data, out[0].Data
-		var idx [8]int // odometer over the outer dims (rank ≤ 8 after merging, else div/mod)
-		useIdx := len(outer) <= len(idx)
-		var sf, df []float32
-		if es == 4 && innerSt != 1 {
-			sf, df = f32View(src, total), f32View(dst, total)
-		}
-		off := 0
-		for r := 0; r < rows; r++ {
-			if !useIdx {
-				off = 0
-				rem := r
-				for d := len(outer) - 1; d >= 0; d-- {
-					n := int(outer[d])
-					off += (rem % n) * int(outerSt[d])
-					rem /= n
-				}
-			}
-			o := r * inner
-			switch {
-			case innerSt == 1: // contiguous rows: one block copy
-				copy(dst[o*es:(o+inner)*es], src[off*es:(off+inner)*es])
-			case es == 4:
-				d := df[o : o+inner]
-				for j := range d {
-					d[j] = sf[off+j*innerSt]
-				}
-			default:
-				for j := 0; j < inner; j++ {
-					i := (off + j*innerSt) * es
-					copy(dst[(o+j)*es:(o+j+1)*es], src[i:i+es])
-				}
-			}
-			if useIdx {
-				for d := len(outer) - 1; d >= 0; d-- {
-					idx[d]++
-					off += int(outerSt[d])
-					if idx[d] < int(outer[d]) {
-						break
-					}
-					off -= idx[d] * int(outerSt[d])
-					idx[d] = 0
-				}
-			}
-		}
+		e := shape
+		e.src, e.dst = in[0].Data, out[0].Data
+		e.run = transposeRows
+		runLayout(pool, e)
 		return nil
+	}
+}
+
+// layoutJob is one run of a copy or transpose: rows × inner output
+// elements of es bytes, an output row read from src at the outer
+// strides (in elements) with inner stride innerSt. Large ones share the
+// rows out on the pool (which also keeps its workers warm between the
+// kernels around attention).
+type layoutJob struct {
+	run                    func(j *layoutJob, r0, r1 int)
+	src, dst               []byte
+	es, total, inner, rows int
+	innerSt, per           int
+	outer, outerSt         []int64
+}
+
+// layoutParMin is the byte count from which copies and transposes use
+// the pool.
+const layoutParMin = 1 << 18
+
+var layoutJobs = sync.Pool{New: func() any { return new(layoutJob) }}
+
+func runLayout(pool *kernels.Pool, e layoutJob) {
+	j := layoutJobs.Get().(*layoutJob)
+	*j = e
+	if w := pool.Workers(); w == 1 || e.rows < 2 || e.total*e.es < layoutParMin {
+		j.run(j, 0, e.rows)
+	} else {
+		j.per = (e.rows + 2*w - 1) / (2 * w)
+		pool.RunTasks((e.rows+j.per-1)/j.per, j)
+	}
+	*j = layoutJob{}
+	layoutJobs.Put(j)
+}
+
+// Task runs rows [t*per, (t+1)*per).
+func (j *layoutJob) Task(_, t int) {
+	r0 := t * j.per
+	j.run(j, r0, min(r0+j.per, j.rows))
+}
+
+// copyRows copies bytes [r0, r1)·inner·es (a plain copy; inner·es bytes
+// per row).
+func copyRows(j *layoutJob, r0, r1 int) {
+	b := j.inner * j.es
+	copy(j.dst[r0*b:r1*b], j.src[r0*b:r1*b])
+}
+
+// transposeRows writes output rows [r0, r1) of a transpose.
+func transposeRows(j *layoutJob, r0, r1 int) {
+	src, dst, es, inner, innerSt := j.src, j.dst, j.es, j.inner, j.innerSt
+	outer, outerSt := j.outer, j.outerSt
+	var idx [8]int // odometer over the outer dims (rank ≤ 8 after merging, else div/mod)
+	useIdx := len(outer) <= len(idx)
+	var sf, df []float32
+	if es == 4 && innerSt != 1 {
+		sf, df = f32View(src, j.total), f32View(dst, j.total)
+	}
+	start := func(r int) int {
+		off := 0
+		for d := len(outer) - 1; d >= 0; d-- {
+			n := int(outer[d])
+			if useIdx {
+				idx[d] = r % n
+			}
+			off += (r % n) * int(outerSt[d])
+			r /= n
+		}
+		return off
+	}
+	off := start(r0)
+	for r := r0; r < r1; r++ {
+		if !useIdx {
+			off = start(r)
+		}
+		o := r * inner
+		switch {
+		case innerSt == 1: // contiguous rows: one block copy
+			copy(dst[o*es:(o+inner)*es], src[off*es:(off+inner)*es])
+		case es == 4:
+			d := df[o : o+inner]
+			for k := range d {
+				d[k] = sf[off+k*innerSt]
+			}
+		default:
+			for k := 0; k < inner; k++ {
+				i := (off + k*innerSt) * es
+				copy(dst[(o+k)*es:(o+k+1)*es], src[i:i+es])
+			}
+		}
+		if useIdx {
+			for d := len(outer) - 1; d >= 0; d-- {
+				idx[d]++
+				off += int(outerSt[d])
+				if idx[d] < int(outer[d]) {
+					break
+				}
+				off -= idx[d] * int(outerSt[d])
+				idx[d] = 0
+			}
+		}
 	}
 }
 

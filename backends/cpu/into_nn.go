@@ -230,7 +230,7 @@ type rowsJob struct {
 }
 
 // rowsParMin is the element count from which row kernels use the pool.
-const rowsParMin = 1 << 15
+const rowsParMin = 1 << 17
 
 var rowsJobs = sync.Pool{New: func() any { return new(rowsJob) }}
 

@@ -173,8 +173,25 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		p := "layers." + strconv.Itoa(l) + "."
 		c := func(name string, t *ir.Tensor) *ir.Value { return b.Const(p+name, t) }
 		h := g.op(p+"attn_norm", "RMSNormalization", eps, x, c("attn_norm.weight", lw.AttnNorm))
+		// q, k and v share their input: one QMatMulGroup where the
+		// weights allow (see groupable).
+		var qkv []*ir.Value
+		if groupable(D, lw.Wq, lw.Wk, lw.Wv) {
+			names := []string{p + "wq", p + "wk", p + "wv"}
+			qkv = g.group(p+"wqkv", "", h, names, names, lw.Wq, lw.Wk, lw.Wv)
+		}
 		heads := func(name string, wt, bias *ir.Tensor, n int64) *ir.Value {
-			y := g.matmul(p+name, h, wt)
+			var y *ir.Value
+			switch {
+			case qkv != nil && name == "wq":
+				y = qkv[0]
+			case qkv != nil && name == "wk":
+				y = qkv[1]
+			case qkv != nil && name == "wv":
+				y = qkv[2]
+			default:
+				y = g.matmul(p+name, h, wt)
+			}
 			if bias != nil {
 				y = g.op(p+name+".bias", "Add", nil, y, c(name+".bias", bias))
 			}
@@ -197,9 +214,15 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		a = g.op(p+"attention.reshape", "Reshape", nil, a, g.i64s(1, S, D))
 		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
 		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))
-		gate := g.op(p+"w1.silu", "SiLU", nil, g.matmul(p+"w1", h2, lw.W1))
-		up := g.matmul(p+"w3", h2, lw.W3)
-		down := g.matmul(p+"w2", g.op(p+"ffn.mul", "Mul", nil, gate, up), lw.W2)
+		var ffn *ir.Value
+		if groupable(D, lw.W1, lw.W3) && sameShape(lw.W1, lw.W3) {
+			ffn = g.group(p+"w13", "silu_mul", h2, []string{p + "ffn.mul"}, []string{p + "w1", p + "w3"}, lw.W1, lw.W3)[0]
+		} else {
+			gate := g.op(p+"w1.silu", "SiLU", nil, g.matmul(p+"w1", h2, lw.W1))
+			up := g.matmul(p+"w3", h2, lw.W3)
+			ffn = g.op(p+"ffn.mul", "Mul", nil, gate, up)
+		}
+		down := g.matmul(p+"w2", ffn, lw.W2)
 		x = g.op(p+"ffn_residual", "Add", nil, x, down)
 	}
 	if mode.LastLogits {

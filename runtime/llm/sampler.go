@@ -83,6 +83,17 @@ func NewSampler(o SamplerOptions) (*Sampler, error) {
 // Sample returns the next token for logits (not modified) given the tokens
 // so far (for the repetition penalty).
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+	if s.o.Temperature == 0 && !(s.o.RepetitionPenalty > 0 && s.o.RepetitionPenalty != 1) && len(logits) > 0 {
+		// Greedy without a penalty: one pass over the logits, the lowest
+		// id among ties, as distribution picks (no candidate list to fill).
+		best := 0
+		for i, l := range logits {
+			if l > logits[best] {
+				best = i
+			}
+		}
+		return int32(best)
+	}
 	c := s.distribution(logits, history)
 	if len(c) == 1 {
 		return int32(c[0].tok)

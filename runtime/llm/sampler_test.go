@@ -142,3 +142,20 @@ func TestSamplerValidate(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+// TestGreedySampleFastPath: greedy Sample without a penalty (one pass over
+// the logits) picks what the candidate list does — the lowest id among
+// ties — and with a penalty the penalized list decides.
+func TestGreedySampleFastPath(t *testing.T) {
+	for _, lg := range [][]float32{{0, 3, 3, 1}, {5}, {-1, -2, -1}, {1, 2, 7, 7, 7, -9}} {
+		s, err := NewSampler(SamplerOptions{})
+		require.NoError(t, err)
+		want := s.distribution(lg, nil)
+		require.Len(t, want, 1)
+		require.Equal(t, int32(want[0].tok), s.Sample(lg, nil), "%v", lg)
+	}
+	// A penalty on token 1 makes token 2 win: the fast path must not run.
+	s, err := NewSampler(SamplerOptions{RepetitionPenalty: 2})
+	require.NoError(t, err)
+	require.Equal(t, int32(2), s.Sample([]float32{0, 4, 3, 1}, []int32{1}))
+}

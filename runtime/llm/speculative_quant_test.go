@@ -14,9 +14,10 @@ import (
 )
 
 // TestSpeculativeGreedyMatchesQuantized is TestSpeculativeGreedyMatches
-// for block-quantized targets: the verification pass runs QMatMul on
-// k+1 activation rows, one-token decoding on one, and the kernels must
-// round every row the same way in both or near-ties flip tokens.
+// for block-quantized and half-precision targets (weights kept as stored,
+// run by QMatMul): the verification pass runs QMatMul on k+1 activation
+// rows, one-token decoding on one, and the kernels must round every row
+// the same way in both or near-ties flip tokens.
 func TestSpeculativeGreedyMatchesQuantized(t *testing.T) {
 	const capacity, steps = 96, 48
 	cfg := llama.Config{Dim: 64, HiddenDim: 160, Layers: 3, Heads: 4, KVHeads: 2, Vocab: 300, MaxSeq: 128, RopeTheta: 10000, NormEps: 1e-5}
@@ -25,7 +26,7 @@ func TestSpeculativeGreedyMatchesQuantized(t *testing.T) {
 	for _, tc := range []struct {
 		dt  ir.DType
 		cfg llama.Config
-	}{{ir.Q8_0, cfg}, {ir.Q4_0, cfg}, {ir.Q4_K, kq}} {
+	}{{ir.Q8_0, cfg}, {ir.Q4_0, cfg}, {ir.Q4_K, kq}, {ir.Float16, cfg}, {ir.BFloat16, cfg}} {
 		t.Run(tc.dt.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "m.gguf")
 			require.NoError(t, llama.GenerateGGUF(tc.cfg, tc.dt, 5, path))

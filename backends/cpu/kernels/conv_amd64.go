@@ -55,7 +55,7 @@ func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
 }
 
 // convTKernel returns the transposed kernel for mr pixels, or nil.
-func convTKernel(isa ISA, mr int) func(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi int) {
+func convTKernel(isa ISA, mr int) func(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi, second int) {
 	if isa >= AVX512 && mr > 0 && mr < len(convT512Kernels) {
 		return convT512Kernels[mr]
 	}

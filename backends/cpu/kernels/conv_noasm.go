@@ -10,7 +10,7 @@ func convEpiArch(ISA, []float32, []float32, []float32, float32, bool) bool { ret
 
 func convCompactArch([]float32, []float32, []float32, []int, float32, bool) bool { return false }
 
-func convTKernel(ISA, int) func(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi int) {
+func convTKernel(ISA, int) func(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi, second int) {
 	return nil
 }
 

@@ -82,60 +82,123 @@ func (cw *ConvWeightsT) Panels() int { return (cw.M + convTPanel - 1) / convTPan
 // the 16×16 transposes of the final store.
 const convTTileRows = 16
 
+// ConvTTile is one tile of ConvGemmT: N columns (1..14), the first
+// h = ceil(N/2) of them V0..V0+h-1 and the rest from V0+Second on
+// (Second = h: one run of N columns; more: two runs, such as the same
+// columns of two rows of a padded plane).
+type ConvTTile struct{ V0, Second, N int }
+
+// ConvTTiles appends to dst the plain tiling of columns [v0, v1): runs of
+// at most 14, spread evenly.
+func ConvTTiles(dst []ConvTTile, v0, v1 int) []ConvTTile {
+	n := v1 - v0
+	nt := (n + convTMR - 1) / convTMR
+	for t := 0; t < nt; t++ {
+		a, b := v0+t*n/nt, v0+(t+1)*n/nt
+		dst = append(dst, ConvTTile{V0: a, Second: (b - a + 1) / 2, N: b - a})
+	}
+	return dst
+}
+
 // ConvTTempLen returns the floats of the tmp buffer ConvGemmT needs for
-// ncols columns.
-func ConvTTempLen(ncols int) int {
-	return (ncols + convTMR - 1) / convTMR * convTTileRows * convTPanel
+// the given number of tiles.
+func ConvTTempLen(tiles int) int { return tiles * convTTileRows * convTPanel }
+
+// col returns the column of pixel r of tile t.
+func (t ConvTTile) col(r int) int {
+	if h := (t.N + 1) / 2; r >= h {
+		return t.V0 + t.Second + r - h
+	}
+	return t.V0 + r
 }
 
 // ConvTFast reports whether ConvGemmT has a SIMD kernel at the current
 // ISA level (elsewhere it runs a plain-Go loop, correct but slow).
 func ConvTFast() bool { return convTKernel(CurrentISA(), 1) != nil }
 
+// ConvTLayout is the column side of ConvGemmT, checked once when it is
+// made: the B row offsets, the tiles and the output pixel of each of
+// their columns.
+type ConvTLayout struct {
+	off    []int
+	dst    []int
+	tiles  []ConvTTile
+	d0     []int    // per tile: the first output pixel, or -1 (none)
+	pmask  []uint32 // per tile: bit r set when its column r is an output pixel
+	bLen   int      // floats of b the columns read
+	dmax   int      // the largest output pixel, -1 if none
+	ncols  int
+	hasPix bool
+}
+
+// NewConvTLayout checks and returns the layout of ConvGemmT's columns:
+// row k of B (k < len(off)) is b[off[k]:], and column v of a row is
+// b[off[k]+v]; only the tiles' columns are computed, and column v is
+// output pixel dst[v] (dropped when dst[v] < 0). Within a tile the kept
+// columns, in order, must map to consecutive pixels. It panics on a
+// layout that breaks these rules (a caller's bug, like a bad shape).
+func NewConvTLayout(off, dst []int, tiles []ConvTTile) *ConvTLayout {
+	l := &ConvTLayout{off: off, dst: dst, tiles: tiles, d0: make([]int, len(tiles)), pmask: make([]uint32, len(tiles)), dmax: -1}
+	lo, hi := 0, 0
+	for i, o := range off {
+		if i == 0 || o < lo {
+			lo = o
+		}
+		hi = max(hi, o)
+	}
+	if lo < 0 {
+		panic(fmt.Sprintf("kernels: ConvTLayout B row offset %d", lo))
+	}
+	for i, t := range tiles {
+		h := (t.N + 1) / 2
+		end := max(t.V0+h, t.V0+t.Second+t.N-h)
+		if t.N < 1 || t.N > convTMR || t.V0 < 0 || t.Second < h || end > len(dst) {
+			panic(fmt.Sprintf("kernels: ConvTLayout tile %+v outside %d columns", t, len(dst)))
+		}
+		l.ncols = max(l.ncols, end)
+		l.d0[i] = -1
+		prev := -1
+		for r := 0; r < t.N; r++ {
+			d := dst[t.col(r)]
+			if d < 0 {
+				continue
+			}
+			if prev >= 0 && d != prev+1 {
+				panic(fmt.Sprintf("kernels: ConvTLayout tile %+v: output pixels %d then %d are not consecutive", t, prev, d))
+			}
+			if prev < 0 {
+				l.d0[i] = d
+			}
+			l.pmask[i] |= 1 << r
+			prev, l.dmax = d, max(l.dmax, d)
+		}
+	}
+	l.bLen = hi + l.ncols
+	l.hasPix = l.dmax >= 0
+	return l
+}
+
+// Tiles returns the number of tiles (ConvTTempLen's argument).
+func (l *ConvTLayout) Tiles() int { return len(l.tiles) }
+
 // ConvGemmT computes output channels [32·panel, min(M, 32·panel+32)) of
-// Y = W·B over all of K, for ncols columns of B: row k of B is
-// b[off[k] : off[k]+ncols] (len(off) >= K). Column v is output pixel
-// dst[v] (dropped when dst[v] < 0), and the kept columns must map to
-// consecutive pixels in order (each one's pixel is the previous one's
-// plus one): the result for channel m goes to y[m*ldy + dst[v]]. epi (optional; Bias indexed by channel, Z laid out
-// like y) is applied on the way. tmp holds partial tiles between K blocks
-// (len >= ConvTTempLen(ncols)).
-func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, dst []int, tmp, y []float32, ldy int, epi *ConvEpi) {
+// Y = W·B over all of K (len(off) of the layout must be K) for the
+// columns of the layout's tiles, reading B from b: the result for channel
+// m and column v goes to y[m*ldy + dst[v]]. epi (optional; Bias indexed by
+// channel, Z laid out like y) is applied on the way. tmp holds partial
+// tiles between K blocks (len >= ConvTTempLen(l.Tiles())).
+func ConvGemmT(cw *ConvWeightsT, panel int, l *ConvTLayout, b, tmp, y []float32, ldy int, epi *ConvEpi) {
 	m0 := panel * convTPanel
-	if panel < 0 || m0 >= cw.M || len(off) < cw.K || ncols < 0 || len(dst) < ncols || len(tmp) < ConvTTempLen(ncols) || ldy < 0 {
-		panic(fmt.Sprintf("kernels: ConvGemmT panel %d of %d×%d, %d offsets, %d columns", panel, cw.M, cw.K, len(off), ncols))
+	if panel < 0 || m0 >= cw.M || len(l.off) != cw.K || len(tmp) < ConvTTempLen(len(l.tiles)) || ldy < 0 || len(b) < l.bLen {
+		panic(fmt.Sprintf("kernels: ConvGemmT panel %d of %d×%d, %d offsets, %d floats of B for %d", panel, cw.M, cw.K, len(l.off), len(b), l.bLen))
 	}
 	m1 := min(cw.M, m0+convTPanel)
-	if ncols == 0 || cw.K == 0 {
+	if cw.K == 0 || !l.hasPix {
 		return
 	}
-	off = off[:cw.K]
-	lo, hi := off[0], off[0]
-	for _, o := range off {
-		lo, hi = min(lo, o), max(hi, o)
-	}
-	if lo < 0 || hi+ncols > len(b) {
-		panic(fmt.Sprintf("kernels: ConvGemmT B rows at offsets [%d,%d] + %d columns outside %d floats", lo, hi, ncols, len(b)))
-	}
-	dmin, dmax, prev := -1, -1, -1
-	for _, d := range dst[:ncols] {
-		if d < 0 {
-			continue
-		}
-		if prev >= 0 && d != prev+1 {
-			panic(fmt.Sprintf("kernels: ConvGemmT output pixels %d then %d are not consecutive", prev, d))
-		}
-		if dmin < 0 {
-			dmin = d
-		}
-		prev, dmax = d, d
-	}
-	if dmin < 0 {
-		return // no column is an output pixel
-	}
-	span := (m1-1-m0)*ldy + dmax + 1
-	if dmax >= ldy && m1-m0 > 1 || m0*ldy+span > len(y) {
-		panic(fmt.Sprintf("kernels: ConvGemmT output pixels up to %d outside %d floats (ldy %d)", dmax, len(y), ldy))
+	span := (m1-1-m0)*ldy + l.dmax + 1
+	if l.dmax >= ldy && m1-m0 > 1 || m0*ldy+span > len(y) {
+		panic(fmt.Sprintf("kernels: ConvGemmT output pixels up to %d outside %d floats (ldy %d)", l.dmax, len(y), ldy))
 	}
 	flags := 8
 	var bias, z *float32
@@ -159,16 +222,17 @@ func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, d
 		}
 	}
 	w := cw.data[panel*convTPanel*cw.K:]
-	nt := (ncols + convTMR - 1) / convTMR
-	if convTKernel(CurrentISA(), 1) == nil {
-		convTGeneric(cw, w, m1-m0, b, off, ncols, dst, tmp, y[m0*ldy:], ldy, epi, m0)
+	isa := CurrentISA()
+	if convTKernel(isa, 1) == nil {
+		convTGeneric(cw, w, m1-m0, b, l.off, l.dst, l.tiles, tmp, y[m0*ldy:], ldy, epi, m0)
 		return
 	}
 	yp := &y[m0*ldy]
-	var zp0 *float32
-	if z != nil {
-		zp0 = z
+	zp := z
+	if zp == nil {
+		zp = yp // never read without flags&2
 	}
+	off := l.off
 	for k0 := 0; k0 < cw.K; k0 += cw.kc {
 		kcb := min(cw.kc, cw.K-k0)
 		f := 0
@@ -179,67 +243,51 @@ func ConvGemmT(cw *ConvWeightsT, panel int, b []float32, off []int, ncols int, d
 		if k0 > 0 {
 			acc = 1
 		}
-		for t := 0; t < nt; t++ {
-			v0, v1 := t*ncols/nt, (t+1)*ncols/nt
-			d0, pmask := 0, uint32(0)
-			if f != 0 {
-				d0 = -1
-				for r, d := range dst[v0:v1] {
-					if d >= 0 {
-						pmask |= 1 << r
-						if d0 < 0 {
-							d0 = d
-						}
-					}
-				}
-				if pmask == 0 {
-					continue // the final store of a tile with no pixel
-				}
+		for i, t := range l.tiles {
+			if f != 0 && l.pmask[i] == 0 {
+				continue // the final store of a tile with no pixel
 			}
-			fn := convTKernel(CurrentISA(), v1-v0)
-			zt := zp0
-			if zt == nil {
-				zt = yp // never read without flags&2
-			}
-			fn(kcb, &w[k0*convTPanel], &b[v0], &off[k0], &tmp[t*convTTileRows*convTPanel], acc, yp, ldy, d0, pmask, m1-m0, bias, zt, f)
+			convTKernel(isa, t.N)(kcb, &w[k0*convTPanel], &b[t.V0], &off[k0], &tmp[i*convTTileRows*convTPanel], acc, yp, ldy, l.d0[i], l.pmask[i], m1-m0, bias, zp, f, t.Second)
 		}
 	}
 }
 
 // convTGeneric is the plain-Go ConvGemmT of one panel (rows channels; y,
 // and epi.Z from channel m0 on, start at the panel's first channel).
-func convTGeneric(cw *ConvWeightsT, w []float32, rows int, b []float32, off []int, ncols int, dst []int, tmp, y []float32, ldy int, epi *ConvEpi, m0 int) {
-	t := tmp[:ncols*convTPanel]
-	clear(t)
-	for k := 0; k < cw.K; k++ {
-		wk := w[k*convTPanel : k*convTPanel+rows]
-		brow := b[off[k] : off[k]+ncols]
-		for v, bv := range brow {
-			tv := t[v*convTPanel : v*convTPanel+rows]
-			for j, wv := range wk {
-				tv[j] += bv * wv
-			}
-		}
-	}
-	for v := 0; v < ncols; v++ {
-		d := dst[v]
-		if d < 0 {
-			continue
-		}
-		for j := 0; j < rows; j++ {
-			s := t[v*convTPanel+j]
-			if epi != nil {
-				if epi.Bias != nil {
-					s += epi.Bias[m0+j]
-				}
-				if epi.Z != nil {
-					s += epi.Z[(m0+j)*ldy+d]
-				}
-				if epi.Relu && s < 0 {
-					s = 0
+func convTGeneric(cw *ConvWeightsT, w []float32, rows int, b []float32, off []int, dst []int, tiles []ConvTTile, tmp, y []float32, ldy int, epi *ConvEpi, m0 int) {
+	for _, tl := range tiles {
+		t := tmp[:tl.N*convTPanel]
+		clear(t)
+		for k := 0; k < cw.K; k++ {
+			wk := w[k*convTPanel : k*convTPanel+rows]
+			for r := 0; r < tl.N; r++ {
+				bv := b[off[k]+tl.col(r)]
+				tv := t[r*convTPanel : r*convTPanel+rows]
+				for j, wv := range wk {
+					tv[j] += bv * wv
 				}
 			}
-			y[j*ldy+d] = s
+		}
+		for r := 0; r < tl.N; r++ {
+			d := dst[tl.col(r)]
+			if d < 0 {
+				continue
+			}
+			for j := 0; j < rows; j++ {
+				s := t[r*convTPanel+j]
+				if epi != nil {
+					if epi.Bias != nil {
+						s += epi.Bias[m0+j]
+					}
+					if epi.Z != nil {
+						s += epi.Z[(m0+j)*ldy+d]
+					}
+					if epi.Relu && s < 0 {
+						s = 0
+					}
+				}
+				y[j*ldy+d] = s
+			}
 		}
 	}
 }

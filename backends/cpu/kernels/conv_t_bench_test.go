@@ -28,12 +28,14 @@ func BenchmarkConvGemmT(b *testing.B) {
 		flops := float64(2 * c.M * c.K * c.N)
 		b.Run(fmt.Sprintf("T/%dx%dx%d", c.M, c.K, c.N), func(b *testing.B) {
 			cw := PackConvWeightsT(w, c.K, c.M, c.K)
-			tmp := make([]float32, ConvTTempLen(c.N))
+			tiles := ConvTTiles(nil, 0, c.N)
+			tmp := make([]float32, ConvTTempLen(len(tiles)))
+			lay := NewConvTLayout(off, dst, tiles)
 			best := time.Hour
 			for b.Loop() {
 				t0 := time.Now()
 				for p := 0; p < cw.Panels(); p++ {
-					ConvGemmT(cw, p, bm, off, c.N, dst, tmp, y, c.N, nil)
+					ConvGemmT(cw, p, lay, bm, tmp, y, c.N, nil)
 				}
 				best = min(best, time.Since(t0))
 			}

@@ -2,7 +2,9 @@
 
 // gen_conv writes the implicit-GEMM convolution micro-kernels in Go
 // assembly: conv_avx512_amd64.s (mr×32, mr = 1..14, masked loads and
-// stores), conv_avx2_amd64.s (mr×16, mr = 1..6) and their declarations in
+// stores), conv_avx2_amd64.s (mr×16, mr = 1..6), the transposed kernels
+// convt_avx512_amd64.s (output channels in the lanes, genT512), the
+// depthwise dw_avx512_amd64.s (genDW512) and the declarations in
 // conv_decl_amd64.go. Run with `go run gen_conv.go` in this directory.
 //
 // Each kernel computes C[0:mr, 0:nr] (+)= Apanel · B where Apanel is k×mr
@@ -23,14 +25,14 @@ const unroll = 4
 const convTMaxMR = 14
 
 // sigT is the signature of the transposed kernels (genT512).
-const sigT = "(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi int)"
+const sigT = "(k int, w, b *float32, off *int, c *float32, acc int, y *float32, ldy, d0 int, pmask uint32, nch int, bias, z *float32, epi, second int)"
 
 // aPrefetch is how far ahead (bytes) the AVX-512 kernels prefetch packed A.
 const aPrefetch = 1024
 
 // tPrefetch is how far ahead (bytes) the transposed kernels prefetch the
 // weights: they stream from memory once per panel, so farther than A.
-var tPrefetch = 8192
+const tPrefetch = 8192
 
 func main() {
 	var s512, s2, decl bytes.Buffer
@@ -67,6 +69,10 @@ func main() {
 	}
 	decl.WriteString("}\n")
 	must(os.WriteFile("convt_avx512_amd64.s", st.Bytes(), 0o644))
+	var sd bytes.Buffer
+	sd.WriteString(hdr)
+	genDW512(&sd, 9)
+	must(os.WriteFile("dw_avx512_amd64.s", sd.Bytes(), 0o644))
 	must(os.WriteFile("conv_avx512_amd64.s", s512.Bytes(), 0o644))
 	must(os.WriteFile("conv_avx2_amd64.s", s2.Bytes(), 0o644))
 	must(os.WriteFile("conv_decl_amd64.go", decl.Bytes(), 0o644))
@@ -99,6 +105,13 @@ func gen512(w *bytes.Buffer, mr int) {
 	for r := 0; r < mr; r++ {
 		w.WriteString("\tPREFETCHT0 (R8)\n\tPREFETCHT0 64(R8)\n\tADDQ DX, R8\n")
 	}
+	// The residual tile too, while the K loop runs (it is passed only
+	// with the last K block).
+	fmt.Fprintf(w, "\tMOVQ z+72(FP), R8\n\tTESTQ R8, R8\n\tJEQ %s_nozpf\n", name)
+	for r := 0; r < mr; r++ {
+		w.WriteString("\tPREFETCHT0 (R8)\n\tPREFETCHT0 64(R8)\n\tADDQ DX, R8\n")
+	}
+	fmt.Fprintf(w, "%s_nozpf:\n", name)
 	step := func(u int) {
 		fmt.Fprintf(w, "\tMOVQ %d(SI), R9\n", u*8)
 		w.WriteString("\tVMOVUPS.Z (BX)(R9*4), K1, Z28\n\tVMOVUPS.Z 64(BX)(R9*4), K2, Z29\n")
@@ -204,9 +217,11 @@ func epilogue(w *bytes.Buffer, name string, mr int, reg string, tmp int, addZ fu
 
 // genT512 writes the transposed AVX-512 kernel convt512x<mr>: output
 // channels in the vector lanes. It computes the mr×32 tile C[r][j] (+)=
-// sum_kk b[off[kk]+r] · w[kk*32+j] — mr output pixels (consecutive
-// columns of the patch matrix, broadcast) times a panel of 32 output
-// channels (the packed weights, k-major, 32 per step, loaded) — and with
+// sum_kk b[off[kk]+col(r)] · w[kk*32+j] — mr output pixels (columns of
+// the patch matrix, broadcast) times a panel of 32 output channels (the
+// packed weights, k-major, 32 per step, loaded) — where the first h =
+// ceil(mr/2) columns are 0..h-1 and the rest start at column second (h:
+// one run; more: two runs, as two output rows of a padded plane), and with
 // acc adds the partial tile in c (row r at c[r*32:]). Without epi bit 3
 // the tile goes back to c. With bit 3 it is final: plus bias[j] (bit 0),
 // stored to c, then read back 16×16 at a time and transposed so that a
@@ -218,17 +233,23 @@ func epilogue(w *bytes.Buffer, name string, mr int, reg string, tmp int, addZ fu
 func genT512(w *bytes.Buffer, mr int) {
 	name := fmt.Sprintf("convt512x%d", mr)
 	fmt.Fprintf(w, "\n// func %s%s\n", name, sigT)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-112\n", name)
-	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ w+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ off+24(FP), SI\n\tMOVQ c+32(FP), DI\n\tMOVQ CX, R8\n\tSHLQ $7, R8\n")
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-120\n", name)
+	w.WriteString("\tMOVQ k+0(FP), CX\n\tMOVQ w+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ off+24(FP), SI\n\tMOVQ c+32(FP), DI\n\tMOVQ CX, R8\n\tSHLQ $7, R8\n\tMOVQ second+112(FP), R13\n\tLEAQ (BX)(R13*4), R13\n")
+
 	for i := 0; i < 2*mr; i++ {
 		fmt.Fprintf(w, "\tVPXORD Z%d, Z%d, Z%d\n", i, i, i)
 	}
 	step := func(u int) {
 		fmt.Fprintf(w, "\tMOVQ %d(SI), R9\n", u*8)
 		fmt.Fprintf(w, "\tVMOVUPS %d(AX), Z28\n\tVMOVUPS %d(AX), Z29\n", u*128, u*128+64)
+		h := (mr + 1) / 2
 		for r := 0; r < mr; r++ {
 			t := 30 + r%2
-			fmt.Fprintf(w, "\tVBROADCASTSS %d(BX)(R9*4), Z%d\n", r*4, t)
+			if r < h {
+				fmt.Fprintf(w, "\tVBROADCASTSS %d(BX)(R9*4), Z%d\n", r*4, t)
+			} else {
+				fmt.Fprintf(w, "\tVBROADCASTSS %d(R13)(R9*4), Z%d\n", (r-h)*4, t)
+			}
 			fmt.Fprintf(w, "\tVFMADD231PS Z28, Z%d, Z%d\n\tVFMADD231PS Z29, Z%d, Z%d\n", t, 2*r, t, 2*r+1)
 		}
 	}
@@ -315,4 +336,41 @@ func transpose16(w *bytes.Buffer) {
 		fmt.Fprintf(w, "\tVSHUFF32X4 $0x88, Z%d, Z%d, Z%d\n", 16+i+8, 16+i, i)
 		fmt.Fprintf(w, "\tVSHUFF32X4 $0xDD, Z%d, Z%d, Z%d\n", 16+i+8, 16+i, i+8)
 	}
+}
+
+// genDW512 writes dw<taps>x512, a depthwise (one input channel per output
+// channel) convolution over a padded plane, for a fixed tap count:
+//
+//	func dw9x512(y *float32, rows, ow int, b *float32, wq int, off *int, w *float32, bias float32, relu int)
+//
+// For r < rows and q < ow: y[r*ow+q] = bias + sum_t w[t] · b[off[t] +
+// r*wq + q], then max(·, 0) with relu (NaN kept). 32 columns a step, the
+// row's tail masked; even taps accumulate in Z0/Z1, odd ones in Z12/Z13.
+// Weights in Z16.., bias in Z30, zero in Z31.
+func genDW512(w *bytes.Buffer, taps int) {
+	name := fmt.Sprintf("dw%dx512", taps)
+	fmt.Fprintf(w, "\n// func %s(y *float32, rows, ow int, b *float32, wq int, off *int, w *float32, bias float32, relu int)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	w.WriteString("\tMOVQ y+0(FP), DI\n\tMOVQ rows+8(FP), R13\n\tMOVQ b+24(FP), BX\n\tMOVQ off+40(FP), SI\n\tMOVQ w+48(FP), AX\n")
+	for t := 0; t < taps; t++ {
+		fmt.Fprintf(w, "\tVBROADCASTSS %d(AX), Z%d\n", 4*t, 16+t)
+	}
+	w.WriteString("\tVBROADCASTSS bias+56(FP), Z30\n\tVPXORD Z31, Z31, Z31\n\tMOVQ relu+64(FP), R10\n\tMOVQ wq+32(FP), R12\n\tSHLQ $2, R12\n")
+	fmt.Fprintf(w, "%s_row:\n\tTESTQ R13, R13\n\tJEQ %s_done\n\tMOVQ ow+16(FP), CX\n\tMOVQ BX, DX\n\tMOVQ DI, R11\n", name, name)
+	fmt.Fprintf(w, "%s_blk:\n\tTESTQ CX, CX\n\tJLE %s_next\n\tMOVQ $-1, R8\n\tCMPQ CX, $32\n\tJGE %s_full\n\tMOVQ $1, R8\n\tSHLQ CX, R8\n\tDECQ R8\n", name, name, name)
+	fmt.Fprintf(w, "%s_full:\n\tKMOVW R8, K1\n\tSHRQ $16, R8\n\tKMOVW R8, K2\n\tVMOVAPS Z30, Z0\n\tVMOVAPS Z30, Z1\n\tVPXORD Z12, Z12, Z12\n\tVPXORD Z13, Z13, Z13\n", name)
+	for t := 0; t < taps; t++ {
+		r := 2 + 2*(t%4)
+		fmt.Fprintf(w, "\tMOVQ %d(SI), R9\n\tVMOVUPS.Z (DX)(R9*4), K1, Z%d\n\tVMOVUPS.Z 64(DX)(R9*4), K2, Z%d\n", 8*t, r, r+1)
+		a := 12 * (t % 2) // two accumulator pairs: shorter FMA chains
+		fmt.Fprintf(w, "\tVFMADD231PS Z%d, Z%d, Z%d\n\tVFMADD231PS Z%d, Z%d, Z%d\n", 16+t, r, a, 16+t, r+1, a+1)
+	}
+	w.WriteString("\tVADDPS Z12, Z0, Z0\n\tVADDPS Z13, Z1, Z1\n")
+	fmt.Fprintf(w, "\tTESTQ R10, R10\n\tJEQ %s_put\n", name)
+	// Go operand order: the value is the second source, what MAXPS
+	// returns when either is NaN.
+	w.WriteString("\tVMAXPS Z0, Z31, Z0\n\tVMAXPS Z1, Z31, Z1\n")
+	fmt.Fprintf(w, "%s_put:\n\tVMOVUPS Z0, K1, (R11)\n\tVMOVUPS Z1, K2, 64(R11)\n\tADDQ $128, DX\n\tADDQ $128, R11\n\tSUBQ $32, CX\n\tJMP %s_blk\n", name, name)
+	fmt.Fprintf(w, "%s_next:\n\tMOVQ ow+16(FP), R9\n\tLEAQ (DI)(R9*4), DI\n\tADDQ R12, BX\n\tDECQ R13\n\tJMP %s_row\n", name, name)
+	fmt.Fprintf(w, "%s_done:\n\tVZEROUPPER\n\tRET\n", name)
 }

@@ -20,26 +20,55 @@ type funcTasker func(i int)
 func (f funcTasker) Task(_, i int) { f(i) }
 
 // spinIters is how many polls a worker makes for new work before parking
-// (a few tens of microseconds): short enough not to burn a core between
-// operators, long enough to bridge back-to-back kernels without a wake-up.
+// (tens of microseconds): short enough not to burn a core between
+// operators, long enough to bridge back-to-back kernels (a decode step's
+// ~100 small operators) without a wake-up.
 const spinIters = 1 << 14
+
+// waitSpins is how many polls the caller makes for the last tasks of its
+// batch (run by workers) before it blocks until the last one ends: a
+// worker descheduled mid-task by the OS then gets the core instead of a
+// spinning caller.
+const waitSpins = 1 << 13
+
+// The batch word packs the task count and the next task index, so that one
+// atomic add both claims an index and says which batch's count bounds it.
+const (
+	idxBits  = 32
+	idxMask  = 1<<idxBits - 1
+	maxBatch = 1<<31 - 1 // tasks per batch; larger runs go in several batches
+)
 
 // Pool is a fixed set of persistent workers that run tasks handed out by
 // index from an atomic counter. The calling goroutine works too, so a Pool
-// of n workers starts n-1 goroutines. Workers spin briefly after a batch
-// and then park on a channel. Run does not allocate.
+// of n workers starts n-1 goroutines. Run does not allocate.
+//
+// Completion is counted per task, not per worker: a batch is done when all
+// of its tasks have returned, whichever goroutine ran them, so a worker
+// that the OS has descheduled (a busy machine) never holds up a batch it
+// did not take a task of. Idle workers spin briefly, then park on a
+// channel; the caller spins briefly for the tasks workers still run, then
+// blocks until the last one signals. Nobody calls runtime.Gosched.
 //
 // A Pool runs one batch at a time: a Run that finds the pool busy (another
 // goroutine's batch, or a nested Run from inside a task) runs its tasks
 // serially on the calling goroutine instead of waiting.
 type Pool struct {
-	n    int
-	mu   sync.Mutex // held for the duration of a batch
-	gen  atomic.Uint64
-	next atomic.Int64 // next task index
+	n  int
+	mu sync.Mutex // held for the duration of a batch
 
-	tasks int
-	t     Tasker
+	// batch is tasks<<idxBits | next task index of the current batch.
+	batch atomic.Uint64
+	_     [56]byte
+	done  atomic.Int64 // tasks of the current batch that have returned
+	_     [56]byte
+
+	t Tasker // the current batch's tasks; stable while any is unclaimed or running
+
+	// waiting is 1 while the caller is blocked on finished for the last
+	// running task; the goroutine that ends it swaps it to 0 and sends.
+	waiting  atomic.Int32
+	finished chan struct{}
 
 	workers []*worker
 	closed  atomic.Bool
@@ -48,9 +77,8 @@ type Pool struct {
 
 type worker struct {
 	sleeping atomic.Int32
-	doneGen  atomic.Uint64 // the last batch (gen) this worker finished
 	wake     chan struct{}
-	_        [40]byte // keep workers' flags on separate cache lines
+	_        [48]byte // keep workers' flags on separate cache lines
 }
 
 // NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0)).
@@ -58,7 +86,7 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{n: n}
+	p := &Pool{n: n, finished: make(chan struct{}, 1)}
 	for w := 1; w < n; w++ {
 		wk := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, wk)
@@ -106,48 +134,91 @@ func (p *Pool) RunTasks(tasks int, t Tasker) {
 		}
 		return
 	}
-	p.tasks, p.t = tasks, t
-	p.next.Store(0)
-	g := p.gen.Add(1) // publishes tasks and t to the workers
+	for off := 0; off < tasks; off += maxBatch {
+		if off == 0 && tasks <= maxBatch {
+			p.batchRun(tasks, t)
+			break
+		}
+		// Very large runs (never the kernels' sizes): batches of maxBatch
+		// with the index offset; this path may allocate.
+		o := off
+		p.batchRun(min(maxBatch, tasks-off), offsetTasker{t, o})
+	}
+	p.mu.Unlock()
+}
+
+// offsetTasker runs task i of a batch as task off+i of t.
+type offsetTasker struct {
+	t   Tasker
+	off int
+}
+
+func (o offsetTasker) Task(w, i int) { o.t.Task(w, o.off+i) }
+
+// batchRun publishes one batch of tasks (at most maxBatch), works on it and
+// returns when every task has returned. p.mu is held.
+func (p *Pool) batchRun(tasks int, t Tasker) {
+	p.t = t
+	p.done.Store(0)
+	p.batch.Store(uint64(tasks) << idxBits) // publishes t and done to whoever claims an index
 	for _, wk := range p.workers {
-		if wk.sleeping.CompareAndSwap(1, 0) {
+		if wk.sleeping.Load() == 1 && wk.sleeping.CompareAndSwap(1, 0) {
 			wk.wake <- struct{}{}
 		}
 	}
 	p.work(0)
-	// Wait for every worker to finish this batch, so that the next batch
-	// can reset the counter and the task safely.
-	for _, wk := range p.workers {
-		for spins := 0; wk.doneGen.Load() != g; spins++ {
-			if spins > 64 {
-				runtime.Gosched()
-			}
+	// Every task is claimed; wait for the ones workers still run.
+	want := int64(tasks)
+	for spins := 0; p.done.Load() != want; spins++ {
+		if spins < waitSpins {
+			continue
 		}
+		p.waiting.Store(1)
+		if p.done.Load() == want {
+			if p.waiting.CompareAndSwap(1, 0) {
+				break
+			}
+			<-p.finished // the last task's goroutine took the flag and is sending
+			break
+		}
+		<-p.finished
+		break
 	}
 	p.t = nil
-	p.mu.Unlock()
 }
 
-// work runs tasks of the current batch until none are left.
-func (p *Pool) work(w int) {
-	n := int64(p.tasks)
+// work claims and runs tasks of the current batch until none are left. It
+// reports whether it ran any.
+func (p *Pool) work(w int) bool {
+	ran := false
 	for {
-		i := p.next.Add(1) - 1
+		b := p.batch.Add(1) - 1
+		i, n := b&idxMask, b>>idxBits
 		if i >= n {
-			return
+			return ran
 		}
+		// A valid claim: the batch cannot end, nor t change, before this
+		// task is counted done.
 		p.t.Task(w, int(i))
+		ran = true
+		if p.done.Add(1) == int64(n) && p.waiting.Load() == 1 && p.waiting.CompareAndSwap(1, 0) {
+			p.finished <- struct{}{}
+		}
 	}
 }
 
-// loop is a worker goroutine: wait for a new batch, work, report done.
+// available reports whether the current batch has unclaimed tasks.
+func (p *Pool) available() bool {
+	b := p.batch.Load()
+	return b&idxMask < b>>idxBits
+}
+
+// loop is a worker goroutine: wait for unclaimed tasks, work, repeat.
 func (p *Pool) loop(w int, wk *worker) {
 	defer p.wg.Done()
-	var seen uint64 // gen is 0 when the pool starts; a batch may be published before this goroutine runs
 	for {
 		for i := 0; ; i++ {
-			if g := p.gen.Load(); g != seen {
-				seen = g
+			if p.available() || p.closed.Load() {
 				break
 			}
 			if i < spinIters {
@@ -156,21 +227,19 @@ func (p *Pool) loop(w int, wk *worker) {
 			// Park. The runner wakes us only if it sees sleeping == 1; if a
 			// batch was published meanwhile, take the flag back ourselves.
 			wk.sleeping.Store(1)
-			if g := p.gen.Load(); g != seen {
+			if p.available() || p.closed.Load() {
 				if !wk.sleeping.CompareAndSwap(1, 0) {
 					<-wk.wake // the runner claimed the flag and is sending
 				}
-				seen = g
 				break
 			}
 			<-wk.wake
-			i = 0 // look at gen again: a wake-up proves nothing by itself
+			i = 0 // look again: a wake-up proves nothing by itself
 		}
 		if p.closed.Load() {
 			return
 		}
 		p.work(w)
-		wk.doneGen.Store(seen)
 	}
 }
 
@@ -180,7 +249,6 @@ func (p *Pool) Close() {
 		return
 	}
 	p.mu.Lock()
-	p.gen.Add(1)
 	for _, wk := range p.workers {
 		if wk.sleeping.CompareAndSwap(1, 0) {
 			wk.wake <- struct{}{}

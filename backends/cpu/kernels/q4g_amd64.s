@@ -7,6 +7,12 @@
 // group the activations of the low and of the high nibbles, the
 // activation scales and the -8 offset bias).
 //
+// The AVX-512 kernels (one row, four rows, many weight rows) round
+// alike: even groups go to one float accumulator per activation row, odd
+// groups to a second, added at the end, so a row's sum is the same
+// whatever M is (speculative decoding verifies k tokens in one batch
+// against one-token decoding).
+//
 // Registers: SI weights, DI layout records, CX groups left.
 
 // GROUPI is one group with AVX-512 VBMI + VNNI on the interleaved layout
@@ -53,6 +59,7 @@ TEXT ·dotQ4G512(SB), NOSPLIT, $0-28
 	VMOVD AX, X15
 	VPBROADCASTD X15, Z29
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
 	CMPQ CX, $3
 	JLT q4g512_tail
 q4g512_loop:
@@ -60,7 +67,7 @@ q4g512_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
 	ADDQ $144, SI
 	ADDQ $320, DI
 	SUBQ $2, CX
@@ -77,7 +84,7 @@ q4g512_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
 	JMP q4g512_done
 q4g512_one:
 	// One group: bytes 64..71 of the second load.
@@ -87,6 +94,7 @@ q4g512_one:
 	VMOVDQU8.Z 64(SI), K1, Z2
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
 q4g512_done:
+	VADDPS Z17, Z16, Z16
 	VEXTRACTF64X4 $1, Z16, Y1
 	VADDPS Y1, Y16, Y1
 	VEXTRACTF128 $1, Y1, X0
@@ -175,13 +183,34 @@ q4ga2_done:
 	VHADDPS X0, X0, X0 \
 	VMOVSS X0, off(AX)
 
+// GROUPX4 is one group of dotQ4G512x4 for the four rows into
+// accumulators a0..a3, then the pointers advance past it.
+#define GROUPX4(a0, a1, a2, a3) \
+	VMOVDQU64 (SI), Z1 \
+	VMOVDQU8.Z 64(SI), K1, Z2 \
+	VMOVDQA64 Z1, Z3 \
+	VPERMT2B Z2, Z24, Z3 \
+	VPERMT2B Z2, Z25, Z1 \
+	VPSRLW $4, Z1, Z4 \
+	VPANDD Z29, Z1, Z1 \
+	VPANDD Z29, Z4, Z4 \
+	VCVTPH2PS Y3, Z3 \
+	ROWX4((DI), Z5, Z9, a0) \
+	ROWX4((DI)(R10*1), Z6, Z10, a1) \
+	ROWX4((DI)(R10*2), Z7, Z11, a2) \
+	ROWX4((R11), Z8, Z12, a3) \
+	ADDQ $72, SI \
+	ADDQ $160, DI \
+	ADDQ $160, R11
+
 // func dotQ4G512x4(ng int, w *byte, lay *byte, ld int, out *float32)
 //
 // dotQ4G512 for four activation rows (interleaved records at lay, lay+ld,
 // lay+2·ld, lay+3·ld) against one weight row: each group is loaded and
-// unpacked once for the four rows (quantized GEMM, prefill). One group per
-// iteration; the second load takes only the group's last 8 bytes (mask
-// K1), so nothing past the row is read.
+// unpacked once for the four rows (quantized GEMM, prefill). The second
+// load of a group takes only its last 8 bytes (mask K1), so nothing past
+// the row is read. Even groups accumulate in Z16..Z19, odd ones in
+// Z20..Z23, as dotQ4G512's Z16 and Z17.
 TEXT ·dotQ4G512x4(SB), NOSPLIT, $0-40
 	MOVQ ng+0(FP), CX
 	MOVQ w+8(FP), SI
@@ -200,28 +229,27 @@ TEXT ·dotQ4G512x4(SB), NOSPLIT, $0-40
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	CMPQ CX, $2
+	JLT q4gx4_tail
+q4gx4_loop:
+	GROUPX4(Z16, Z17, Z18, Z19)
+	GROUPX4(Z20, Z21, Z22, Z23)
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q4gx4_loop
+q4gx4_tail:
 	TESTQ CX, CX
 	JEQ q4gx4_done
-q4gx4_loop:
-	VMOVDQU64 (SI), Z1
-	VMOVDQU8.Z 64(SI), K1, Z2
-	VMOVDQA64 Z1, Z3
-	VPERMT2B Z2, Z24, Z3
-	VPERMT2B Z2, Z25, Z1
-	VPSRLW $4, Z1, Z4
-	VPANDD Z29, Z1, Z1
-	VPANDD Z29, Z4, Z4
-	VCVTPH2PS Y3, Z3
-	ROWX4((DI), Z5, Z9, Z16)
-	ROWX4((DI)(R10*1), Z6, Z10, Z17)
-	ROWX4((DI)(R10*2), Z7, Z11, Z18)
-	ROWX4((R11), Z8, Z12, Z19)
-	ADDQ $72, SI
-	ADDQ $160, DI
-	ADDQ $160, R11
-	DECQ CX
-	JNZ q4gx4_loop
+	GROUPX4(Z16, Z17, Z18, Z19)
 q4gx4_done:
+	VADDPS Z20, Z16, Z16
+	VADDPS Z21, Z17, Z17
+	VADDPS Z22, Z18, Z18
+	VADDPS Z23, Z19, Z19
 	MOVQ out+32(FP), AX
 	HSX4(Z16, Y16, 0)
 	HSX4(Z17, Y17, 4)
@@ -253,6 +281,7 @@ q4gr_row:
 	MOVQ R13, SI
 	MOVQ lay+32(FP), DI
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
 	CMPQ CX, $3
 	JLT q4gr_tail
 q4gr_loop:
@@ -260,7 +289,7 @@ q4gr_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
 	ADDQ $144, SI
 	ADDQ $320, DI
 	SUBQ $2, CX
@@ -276,7 +305,7 @@ q4gr_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z16)
+	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
 	JMP q4gr_done
 q4gr_one:
 	MOVQ $0xFF, AX
@@ -285,6 +314,7 @@ q4gr_one:
 	VMOVDQU8.Z 64(SI), K1, Z2
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
 q4gr_done:
+	VADDPS Z17, Z16, Z16
 	VEXTRACTF64X4 $1, Z16, Y1
 	VADDPS Y1, Y16, Y1
 	VEXTRACTF128 $1, Y1, X0

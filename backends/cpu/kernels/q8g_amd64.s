@@ -9,6 +9,12 @@
 // (XOR 0x80, Z28); the bias of each record (16·nsum per lane, 8 lanes a
 // block) takes the 128·Σa back out.
 //
+// The three kernels (one row, four rows, many weight rows) round alike:
+// even pairs go to one float accumulator per activation row, odd pairs
+// to a second, added at the end, so a row's sum is the same whatever M is
+// (speculative decoding verifies k tokens in one batch against one-token
+// decoding).
+//
 // Registers: SI weights, DI records, CX pairs left; Z29 unused here.
 
 // GROUPQ8(t1, t2, idxS, idxC, loff, acc): the pair starts at byte r of
@@ -56,7 +62,7 @@ q8g_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
 	ADDQ $136, SI
 	ADDQ $160, DI
 	SUBQ $2, CX
@@ -73,7 +79,7 @@ q8g_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
 	JMP q8g_done
 q8g_one:
 	// One pair: bytes 64..67 of the second load.
@@ -83,6 +89,7 @@ q8g_one:
 	VMOVDQU8.Z 64(SI), K1, Z2
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
 q8g_done:
+	VADDPS Z17, Z16, Z16
 	VEXTRACTF64X4 $1, Z16, Y1
 	VADDPS Y1, Y16, Y1
 	VEXTRACTF128 $1, Y1, X0
@@ -113,11 +120,30 @@ q8g_done:
 	VHADDPS X0, X0, X0 \
 	VMOVSS X0, off(AX)
 
+// PAIRQ8X4 is one pair of dotQ8G512x4 for the four rows into
+// accumulators a0..a3, then the pointers advance past it.
+#define PAIRQ8X4(a0, a1, a2, a3) \
+	VMOVDQU64 (SI), Z1 \
+	VMOVDQU8.Z 64(SI), K1, Z2 \
+	VMOVDQA64 Z1, Z3 \
+	VPERMT2B Z2, Z24, Z3 \
+	VPERMT2B Z2, Z25, Z1 \
+	VPXORD Z28, Z1, Z1 \
+	VCVTPH2PS Y3, Z3 \
+	ROWQ8X4((DI), Z5, Z9, a0) \
+	ROWQ8X4((DI)(R10*1), Z6, Z10, a1) \
+	ROWQ8X4((DI)(R10*2), Z7, Z11, a2) \
+	ROWQ8X4((R11), Z8, Z12, a3) \
+	ADDQ $68, SI \
+	ADDQ $80, DI \
+	ADDQ $80, R11
+
 // func dotQ8G512x4(np int, w *byte, lay *byte, ld int, out *float32)
 //
 // dotQ8G512 for four activation rows (records at lay + r·ld), each pair
-// loaded and unpacked once (quantized GEMM, prefill); one pair per
-// iteration, the second load masked to the pair's last 4 bytes.
+// loaded and unpacked once (quantized GEMM, prefill); the second load of
+// a pair is masked to its last 4 bytes. Even pairs accumulate in
+// Z16..Z19, odd ones in Z20..Z23, as dotQ8G512's Z16 and Z17.
 TEXT ·dotQ8G512x4(SB), NOSPLIT, $0-40
 	MOVQ np+0(FP), CX
 	MOVQ w+8(FP), SI
@@ -130,28 +156,29 @@ TEXT ·dotQ8G512x4(SB), NOSPLIT, $0-40
 	CONSTQ8
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
 	MOVQ $0xF, AX
 	KMOVQ AX, K1
+	CMPQ CX, $2
+	JLT q8gx4_tail
+q8gx4_loop:
+	PAIRQ8X4(Z16, Z17, Z18, Z19)
+	PAIRQ8X4(Z20, Z21, Z22, Z23)
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q8gx4_loop
+q8gx4_tail:
 	TESTQ CX, CX
 	JEQ q8gx4_done
-q8gx4_loop:
-	VMOVDQU64 (SI), Z1
-	VMOVDQU8.Z 64(SI), K1, Z2
-	VMOVDQA64 Z1, Z3
-	VPERMT2B Z2, Z24, Z3
-	VPERMT2B Z2, Z25, Z1
-	VPXORD Z28, Z1, Z1
-	VCVTPH2PS Y3, Z3
-	ROWQ8X4((DI), Z5, Z9, Z16)
-	ROWQ8X4((DI)(R10*1), Z6, Z10, Z17)
-	ROWQ8X4((DI)(R10*2), Z7, Z11, Z18)
-	ROWQ8X4((R11), Z8, Z12, Z19)
-	ADDQ $68, SI
-	ADDQ $80, DI
-	ADDQ $80, R11
-	DECQ CX
-	JNZ q8gx4_loop
+	PAIRQ8X4(Z16, Z17, Z18, Z19)
 q8gx4_done:
+	VADDPS Z20, Z16, Z16
+	VADDPS Z21, Z17, Z17
+	VADDPS Z22, Z18, Z18
+	VADDPS Z23, Z19, Z19
 	MOVQ out+32(FP), AX
 	HSQ8(Z16, Y16, 0)
 	HSQ8(Z17, Y17, 4)
@@ -182,6 +209,7 @@ q8gr_row:
 	MOVQ R13, SI
 	MOVQ lay+32(FP), DI
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
 	CMPQ CX, $3
 	JLT q8gr_tail
 q8gr_loop:
@@ -189,7 +217,7 @@ q8gr_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
 	ADDQ $136, SI
 	ADDQ $160, DI
 	SUBQ $2, CX
@@ -205,7 +233,7 @@ q8gr_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z16)
+	GROUPQ8(Z2, Z7, Z26, Z27, 80, Z17)
 	JMP q8gr_done
 q8gr_one:
 	MOVQ $0xF, AX
@@ -214,6 +242,7 @@ q8gr_one:
 	VMOVDQU8.Z 64(SI), K1, Z2
 	GROUPQ8(Z1, Z2, Z24, Z25, 0, Z16)
 q8gr_done:
+	VADDPS Z17, Z16, Z16
 	VEXTRACTF64X4 $1, Z16, Y1
 	VADDPS Y1, Y16, Y1
 	VEXTRACTF128 $1, Y1, X0

@@ -40,18 +40,14 @@ func dotQ6K512(nsb int, w *byte, qs *int8, d16 *float32, b16 *float32) float32
 // qkIdx holds the VPERMPS indices that spread the per-sub-block scales of
 // a super-block over the lanes of the integer dot products: [0:64) for
 // Q4_K (vector i = 2p+h covers sub-blocks 4p+h and 4p+h+2, 8 lanes each),
-// [64:128) for Q6_K (vector i covers sub-blocks 4i..4i+3, 4 lanes each);
-// [128:144) turns Q4_K's [d, dmin] pairs into [d×8, dmin×8].
-var qkIdx = func() (t [144]int32) {
+// [64:128) for Q6_K (vector i covers sub-blocks 4i..4i+3, 4 lanes each).
+var qkIdx = func() (t [128]int32) {
 	for i := 0; i < 4; i++ {
 		p, h := i/2, i%2
 		for l := 0; l < 16; l++ {
 			t[16*i+l] = int32(4*p + h + 2*(l/8))
 			t[64+16*i+l] = int32(4*i + l/4)
 		}
-	}
-	for l := 0; l < 16; l++ {
-		t[128+l] = int32(l / 8)
 	}
 	return t
 }()

@@ -31,14 +31,15 @@
 //
 // Per super-block (144 bytes: d, dmin, 12 bytes of scales/mins, 128 of
 // codes): the 6-bit scales sc0..7 and mins m0..7 are unpacked with dword
-// shifts and masks (X8 = 0x0F, X9 = 0x30, X10 = 0x3F bytes) into the 16
-// lanes of Z5, multiplied by the activations' [da0..7, σ0..7] (da, 16
-// floats a super-block; sig is unused) and by [d×8, dmin×8] (Z28 =
-// VPERMPS indices): lanes 0..7 are the main scales f = d·sc·da, lanes
-// 8..15 the min terms dmin·m·σ, added into Z17 under mask K2. The codes
-// are two 64-byte loads; low and high nibbles of each are sub-blocks
-// (0, 2), (1, 3), (4, 6), (5, 7), against activations in that order
-// (q4kOrder). Z24..Z27 = VPERMPS indices, Z29 = 0x0F bytes.
+// shifts and masks (X8 = 0x0F, X9 = 0x30, X10 = 0x3F bytes) into Y5 and
+// Y6 as floats; Y5 = (sc·d)·da (da: the first 8 of the 16 floats
+// [da0..7, σ0..7] a super-block at R8; sig is unused) are the main
+// scales, and Y17 += (m·dmin)·σ (fused) the min terms. The rounding is
+// exactly dotQ4K512x4's, so a row's sum does not depend on how many
+// activation rows ran with it. The codes are two 64-byte loads; low and
+// high nibbles of each are sub-blocks (0, 2), (1, 3), (4, 6), (5, 7),
+// against activations in that order (q4kOrder). Z24..Z27 = VPERMPS
+// indices, Z29 = 0x0F bytes.
 TEXT ·dotQ4K512(SB), NOSPLIT, $0-44
 	MOVQ nsb+0(FP), CX
 	MOVQ w+8(FP), SI
@@ -61,12 +62,9 @@ TEXT ·dotQ4K512(SB), NOSPLIT, $0-44
 	VMOVDQU32 ·qkIdx+64(SB), Z25
 	VMOVDQU32 ·qkIdx+128(SB), Z26
 	VMOVDQU32 ·qkIdx+192(SB), Z27
-	VMOVDQU32 ·qkIdx+512(SB), Z28
-	MOVL $0xFF00, AX
-	KMOVW AX, K2
 q4k_loop:
-	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Z5 =
-	// [sc0..7, m0..7] as floats, times [da, σ] (R8) and [d×8, dmin×8].
+	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Y5 = sc·d·da,
+	// Y17 += m·dmin·σ.
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
 	VPSRLD $4, X2, X3
@@ -227,9 +225,6 @@ TEXT ·dotQ4K512rows(SB), NOSPLIT, $0-64
 	VMOVDQU32 ·qkIdx+64(SB), Z25
 	VMOVDQU32 ·qkIdx+128(SB), Z26
 	VMOVDQU32 ·qkIdx+192(SB), Z27
-	VMOVDQU32 ·qkIdx+512(SB), Z28
-	MOVL $0xFF00, AX
-	KMOVW AX, K2
 	MOVQ nr+0(FP), R12
 	MOVQ w+16(FP), R13
 	MOVQ y+56(FP), R11
@@ -244,8 +239,8 @@ q4kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q4kr_loop:
-	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Z5 =
-	// [sc0..7, m0..7] as floats, times [da, σ] (R8) and [d×8, dmin×8].
+	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Y5 = sc·d·da,
+	// Y17 += m·dmin·σ.
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
 	VPSRLD $4, X2, X3

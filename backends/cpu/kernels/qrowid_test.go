@@ -14,8 +14,9 @@ import (
 // verifies k drafted tokens in one M = k+1 pass and must reproduce the
 // one-token (M = 1) greedy output.
 //
-// Not covered: HalfMatMul (f16/bf16 weights), whose GEMV, few-row and
-// packed GEMM kernels sum in different orders.
+// HalfMatMul (f16/bf16 weights) is checked below hPackMinM rows; from
+// there on it runs the packed f32 GEMM, whose sums go along k in a
+// different order (see TestHalfMatMulRowIdentity).
 func TestQMatMulRowIdentity(t *testing.T) {
 	pools := []*Pool{nil, NewPool(2), NewPool(3)}
 	defer func() {
@@ -37,7 +38,7 @@ var qRowIdentityVariants = []func(f func()){func(f func()) { f() }}
 func testQMatMulRowIdentity(t *testing.T, pools []*Pool) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
-		for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0, ir.Q4_K, ir.Q6_K} {
+		for _, dt := range []ir.DType{ir.Q8_0, ir.Q4_0, ir.Q4_K, ir.Q6_K, ir.Float16, ir.BFloat16} {
 			for it := 0; it < 6; it++ {
 				M := 2 + r.IntN(8)
 				N := 1 + r.IntN(70)
@@ -45,16 +46,29 @@ func testQMatMulRowIdentity(t *testing.T, pools []*Pool) {
 				if dt == ir.Q4_K || dt == ir.Q6_K {
 					K = 256 * (1 + r.IntN(4))
 				}
+				if dt == ir.Float16 || dt == ir.BFloat16 {
+					K = 1 + r.IntN(300)
+					M = min(M, hPackMinM-1)
+				}
 				if it == 0 {
 					N, K = 96, 4096 // a decode-sized row (groups and tasks)
+					if dt == ir.Float16 || dt == ir.BFloat16 {
+						K = 1000
+					}
 				}
 				name := fmt.Sprintf("%v/%dx%dx%d", dt, M, N, K)
 				var w []byte
 				switch dt {
 				case ir.Q8_0, ir.Q4_0:
 					w, _ = randQWeights(r, dt, N, K)
-				default:
+				case ir.Q4_K, ir.Q6_K:
 					w, _ = randKWeights(t, r, dt, N, K)
+				default:
+					w = make([]byte, 2*N*K)
+					for i := 0; i < len(w); i += 2 {
+						w[i] = byte(r.Uint32())
+						w[i+1] = byte(r.IntN(0x3c)) | byte(r.IntN(2))<<7 // finite, |v| < 2
+					}
 				}
 				x := randFloats(r, M*K)
 				batched := qRowIdentityRun(t, pools[0], dt, w, N, K, x, M)
@@ -87,6 +101,12 @@ func testQMatMulRowIdentity(t *testing.T, pools []*Pool) {
 func qRowIdentityRun(t *testing.T, pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, M int) []float32 {
 	t.Helper()
 	y := make([]float32, M*N)
+	if dt == ir.Float16 || dt == ir.BFloat16 {
+		if err := HalfMatMul(pool, dt, w, N, K, x, K, M, y, N); err != nil {
+			t.Fatal(err)
+		}
+		return y
+	}
 	var qa QuantizedActs
 	if err := QuantizeActs(&qa, x, K, M, K); err != nil {
 		t.Fatal(err)

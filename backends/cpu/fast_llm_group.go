@@ -1,0 +1,203 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/ir"
+)
+
+// QMatMulGroup (ir/ops.go): the QMatMuls of a decoder layer that share an
+// input (q/k/v; gate/up with the SwiGLU epilogue) as one kernel. The
+// activations are quantized once (kernels.QuantizeActs) and the rows of
+// every weight are split into tasks that one pool batch runs: a decode
+// step then has one dispatch and one quantization per group instead of one
+// per weight. Each task calls kernels.QMatMul on its slice of weight rows,
+// serially, so every output element is the one QMatMul computes on its
+// own (its summation order does not depend on how the rows are split).
+// With act silu_mul a task computes its rows of the gate into Y and of the
+// up projection into scratch, then Y = SiLU(gate)·up for those rows.
+
+func init() { registerIntoFirst(buildQMatMulGroup, "QMatMulGroup") }
+
+// qgTask is rows [n0, n1) of weight w.
+type qgTask struct{ w, n0, n1 int }
+
+// qgShape is what a group kernel fixes at compile time.
+type qgShape struct {
+	dt      ir.DType
+	M, K    int
+	ns      []int // rows of each weight
+	rb      int   // bytes per weight row
+	siluMul bool
+	tasks   []qgTask
+}
+
+// qgJob is one run of a group kernel: the quantized activations and the
+// run's weights and outputs. Jobs come from a sync.Pool, so concurrent runs
+// never share one and warm runs do not allocate.
+type qgJob struct {
+	sh *qgShape
+	q  kernels.QuantizedActs
+	ws [][]byte
+	ys [][]float32
+	up []float32
+	// prime is the output of the one-row QMatMul that builds the
+	// activations' layouts before the tasks share them.
+	prime []float32
+	mu    sync.Mutex
+	err   error
+}
+
+var qgJobs = sync.Pool{New: func() any { return new(qgJob) }}
+
+// buildQMatMulGroup accepts f32 X [..., K] and constant Q8_0, Q4_0, Q4_K or
+// Q6_K weights of one type (the types kernels.QMatMul has), K a multiple of
+// 32 (256 for the K-quants).
+func buildQMatMulGroup(s *nodeSpec) intoKernel {
+	x := s.input(0)
+	if len(s.in) < 2 || !x.ok || x.dt != ir.Float32 || len(x.shape) < 1 {
+		return nil
+	}
+	act := s.n.AttrString("act", "")
+	nw := len(s.in) - 1
+	switch {
+	case act == "" && len(s.out) == nw:
+	case act == "silu_mul" && nw == 2 && len(s.out) == 1:
+	default:
+		return nil
+	}
+	K := int(x.shape[len(x.shape)-1])
+	dt := s.in[1].dt
+	switch dt {
+	case ir.Q8_0, ir.Q4_0:
+	case ir.Q4_K, ir.Q6_K:
+		if K%256 != 0 {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if K == 0 || K%32 != 0 {
+		return nil
+	}
+	M := numel(x.shape) / K
+	sh := &qgShape{dt: dt, M: M, K: K, siluMul: act == "silu_mul"}
+	sh.rb = int(dt.Bytes(int64(K)))
+	for i := 1; i < len(s.in); i++ {
+		w := s.in[i]
+		if !w.ok || w.c == nil || w.dt != dt || len(w.shape) != 2 || int(w.shape[1]) != K ||
+			int64(len(w.c.Data)) != dt.Bytes(w.shape[0]*int64(K)) {
+			return nil
+		}
+		sh.ns = append(sh.ns, int(w.shape[0]))
+	}
+	for o := range s.out {
+		want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(sh.ns[o]))
+		if s.out[o].dt != ir.Float32 || !sameShape(want, s.out[o].shape) {
+			return nil
+		}
+	}
+	if sh.siluMul {
+		if sh.ns[0] != sh.ns[1] {
+			return nil
+		}
+		s.scratch = M * sh.ns[0] * 4
+	}
+	// Tasks of about 64 KiB of weights (both weights' rows with silu_mul),
+	// at least four per worker for balance; none straddles two weights.
+	// A decode step (one row) takes 128 KiB: each task is a QMatMul call
+	// with its own setup, and a group has several weights to balance with.
+	workers := s.pool.Workers()
+	rowBytes := sh.rb
+	if sh.siluMul {
+		rowBytes *= 2
+	}
+	taskBytes := 65536
+	if M == 1 {
+		taskBytes = 131072
+	}
+	for w, n := range sh.ns {
+		if sh.siluMul && w == 1 {
+			break
+		}
+		rows := max(1, min((n+4*workers-1)/(4*workers), taskBytes/rowBytes))
+		for n0 := 0; n0 < n; n0 += rows {
+			sh.tasks = append(sh.tasks, qgTask{w, n0, min(n, n0+rows)})
+		}
+	}
+	pool := s.pool
+	return func(in, out []*ir.Tensor, scratch []byte) error {
+		j := qgJobs.Get().(*qgJob)
+		defer qgJobs.Put(j)
+		j.sh, j.err = sh, nil
+		if err := kernels.QuantizeActs(&j.q, in[0].Float32s(), K, M, K); err != nil {
+			return err
+		}
+		j.ws, j.ys = j.ws[:0], j.ys[:0]
+		for _, w := range in[1:] {
+			j.ws = append(j.ws, w.Data)
+		}
+		for _, y := range out {
+			j.ys = append(j.ys, y.Float32s())
+		}
+		if sh.siluMul {
+			j.up = f32View(scratch, M*sh.ns[0])
+		}
+		// kernels.QMatMul builds its layouts of the activations on its
+		// first call after QuantizeActs, and calls sharing them must not
+		// run concurrently until then: one weight row first, alone.
+		if cap(j.prime) < M {
+			j.prime = make([]float32, M)
+		}
+		if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
+			return err
+		}
+		pool.RunTasks(len(sh.tasks), j)
+		err := j.err
+		j.ws, j.ys, j.up = j.ws[:0], j.ys[:0], nil
+		return err
+	}
+}
+
+// Task computes task t's rows of its weight's output (and, with silu_mul,
+// of the up projection, then the SwiGLU of those rows).
+func (j *qgJob) Task(_, t int) {
+	sh := j.sh
+	tk := sh.tasks[t]
+	rows := tk.n1 - tk.n0
+	N := sh.ns[tk.w]
+	w := j.ws[tk.w][tk.n0*sh.rb : tk.n1*sh.rb]
+	y := j.ys[tk.w]
+	if sh.siluMul {
+		y = j.ys[0]
+	}
+	err := kernels.QMatMul(nil, sh.dt, w, rows, &j.q, y[tk.n0:], N)
+	if err == nil && sh.siluMul {
+		err = kernels.QMatMul(nil, sh.dt, j.ws[1][tk.n0*sh.rb:tk.n1*sh.rb], rows, &j.q, j.up[tk.n0:], N)
+		if err == nil {
+			for m := 0; m < sh.M; m++ {
+				siluMulRow(y[m*N+tk.n0:m*N+tk.n1], j.up[m*N+tk.n0:m*N+tk.n1])
+			}
+		}
+	}
+	if err != nil {
+		j.mu.Lock()
+		if j.err == nil {
+			j.err = fmt.Errorf("QMatMulGroup weight %d rows [%d, %d): %w", tk.w, tk.n0, tk.n1, err)
+		}
+		j.mu.Unlock()
+	}
+}
+
+// siluMulRow sets g[i] = f32(SiLU(g[i]))·u[i]: SiLU in float64 rounded to
+// f32, then the f32 product, exactly as the separate SiLU and Mul kernels
+// compute them (sigmoid is theirs).
+func siluMulRow(g, u []float32) {
+	u = u[:len(g)]
+	for i, gv := range g {
+		x := float64(gv)
+		g[i] = float32(x*sigmoid(x)) * u[i]
+	}
+}

@@ -1,0 +1,59 @@
+package llama
+
+import (
+	"slices"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// groupable reports whether the weights ([N, K] each, K = the input's
+// width) of matmuls sharing one input become one QMatMulGroup (ir/ops.go):
+// all of one block type that the CPU backend's group kernel has (Q8_0,
+// Q4_0; Q4_K, Q6_K with K a multiple of 256), so that the activations are
+// quantized once and one pool batch runs every weight's rows. Other types
+// (f32, f16, mixed types) keep one matmul per weight, which have their own
+// fast kernels.
+func groupable(k int64, ws ...*ir.Tensor) bool {
+	for _, w := range ws {
+		if w == nil || len(w.Shape) != 2 || w.Shape[1] != k || w.DType != ws[0].DType {
+			return false
+		}
+		switch w.DType {
+		case ir.Q8_0, ir.Q4_0:
+			if k%32 != 0 {
+				return false
+			}
+		case ir.Q4_K, ir.Q6_K:
+			if k%256 != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(ws) > 0
+}
+
+// sameShape reports whether two weights have one shape.
+func sameShape(a, b *ir.Tensor) bool { return slices.Equal(a.Shape, b.Shape) }
+
+// group adds QMatMulGroup(x, ws...) with attribute act ("" or "silu_mul")
+// and one named output per name: the matmuls' outputs (act ""), or the
+// SwiGLU of the two (act "silu_mul", one name). The weight constants are
+// named wnames[i] + ".weight", as the separate matmuls name them.
+func (g *builder) group(name, act string, x *ir.Value, outs, wnames []string, ws ...*ir.Tensor) []*ir.Value {
+	in := []*ir.Value{x}
+	for i, w := range ws {
+		in = append(in, g.b.Const(wnames[i]+".weight", w))
+	}
+	var attrs []ir.AttrOption
+	if act != "" {
+		attrs = append(attrs, ir.Str("act", act))
+	}
+	vs := g.b.OpN("QMatMulGroup", len(outs), attrs, in...)
+	vs[0].Producer.Name = name
+	for i, v := range vs {
+		v.Name = outs[i]
+	}
+	return vs
+}

@@ -1,0 +1,63 @@
+package llama
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// TestBuildGroupsSharedInputMatmuls: with Q8_0 or Q4_0 weights a layer's
+// q/k/v run as one QMatMulGroup (three outputs) and its gate/up as one with
+// act silu_mul (the SwiGLU, no separate SiLU or Mul), leaving two plain
+// QMatMuls (wo, w2) per layer and the classifier; f16 weights keep seven
+// QMatMuls per layer. The weight constants keep their names.
+func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
+	for _, c := range []struct {
+		dt      ir.DType
+		grouped bool
+	}{{ir.Q8_0, true}, {ir.Q4_0, true}, {ir.Float16, false}} {
+		t.Run(fmt.Sprint(c.dt), func(t *testing.T) {
+			cfg := ggufTiny
+			gw, err := RandomGGUF(cfg, c.dt, 3)
+			require.NoError(t, err)
+			cfg, w, err := FromGGUF(reparse(t, gw))
+			require.NoError(t, err)
+			for _, seq := range []int{1, 3} {
+				g, err := Build(cfg, w, Mode{Seq: seq, Capacity: 8})
+				require.NoError(t, err)
+				ops := map[string]int{}
+				for _, n := range g.Nodes {
+					ops[n.Op]++
+					if n.Op != "QMatMulGroup" {
+						continue
+					}
+					switch n.AttrString("act", "") {
+					case "":
+						require.Len(t, n.Inputs, 4, n.Name)
+						require.Len(t, n.Outputs, 3, n.Name)
+						require.Regexp(t, `^layers\.\d+\.wq\.weight$`, n.Inputs[1].Name)
+						require.Regexp(t, `^layers\.\d+\.wv\.weight$`, n.Inputs[3].Name)
+					case "silu_mul":
+						require.Len(t, n.Inputs, 3, n.Name)
+						require.Len(t, n.Outputs, 1, n.Name)
+						require.Regexp(t, `^layers\.\d+\.w1\.weight$`, n.Inputs[1].Name)
+					default:
+						t.Fatalf("%s: act %q", n.Name, n.AttrString("act", ""))
+					}
+				}
+				L := cfg.Layers
+				if c.grouped {
+					require.Equal(t, 2*L, ops["QMatMulGroup"])
+					require.Equal(t, 2*L+1, ops["QMatMul"])
+					require.Zero(t, ops["SiLU"])
+				} else {
+					require.Zero(t, ops["QMatMulGroup"])
+					require.Equal(t, 7*L+1, ops["QMatMul"])
+				}
+			}
+		})
+	}
+}
