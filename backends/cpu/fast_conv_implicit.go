@@ -123,15 +123,15 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		return nil
 	}
 	var l layout
+	if p.planDepthwise(w, &l, s.pool.Workers()) {
+		s.scratch = l.bytes()
+		return p
+	}
 	if !p.direct {
 		p.bufOff = l.add(p.bufLen)
 	}
 	mr, nr := kernels.ConvTile()
 	p.split(s.pool.Workers(), mr, nr)
-	if p.planDepthwise(w, s.pool.Workers()) {
-		s.scratch = l.bytes()
-		return p
-	}
 	if p.wantTrans() {
 		p.planTrans(w, &l, s.pool.Workers())
 		s.scratch = l.bytes()
@@ -279,6 +279,7 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 	tasks := p.G * p.mBlocks * p.nChunks
 	if p.dw != nil {
 		tasks = p.dw.tasks
+		j.temp = region(scratch, p.dw.planeOff, p.pool.Workers()*p.dw.planeLen)
 	} else if p.tr != nil {
 		tasks = p.tr.tasks
 		if j.cwt = p.tr.cw; j.cwt == nil {
@@ -306,7 +307,7 @@ func (p *implicitConv) run(in, out []*ir.Tensor, scratch []byte) error {
 		if p.z {
 			j.z = in[3].Float32s()[n*ohw : (n+1)*ohw]
 		}
-		if p.direct {
+		if p.direct || p.dw != nil { // the depthwise tasks pad their own channels
 			j.buf = j.x
 		} else {
 			j.buf = region(scratch, p.bufOff, p.bufLen)
@@ -342,7 +343,7 @@ func (j *implicitJob) Task(wk, t int) {
 		return
 	}
 	if p.dw != nil {
-		j.dwTask(t)
+		j.dwTask(wk, t)
 		return
 	}
 	if p.tr != nil {

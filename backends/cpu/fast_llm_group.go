@@ -16,6 +16,8 @@ import (
 // per weight. Each task calls kernels.QMatMul on its slice of weight rows,
 // serially, so every output element is the one QMatMul computes on its
 // own (its summation order does not depend on how the rows are split).
+// F16 and BF16 weights group at one activation row only (decode): each
+// task runs kernels.HalfMatMul's GEMV on its rows, nothing is quantized.
 // With act silu_mul a task computes its rows of the gate into Y and of the
 // up projection into scratch, then Y = SiLU(gate)·up for those rows.
 
@@ -31,6 +33,7 @@ type qgShape struct {
 	ns      []int // rows of each weight
 	rb      int   // bytes per weight row
 	siluMul bool
+	half    bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
 	tasks   []qgTask
 }
 
@@ -39,6 +42,7 @@ type qgShape struct {
 // never share one and warm runs do not allocate.
 type qgJob struct {
 	sh *qgShape
+	x  []float32 // the activations, for f16 and bf16 weights
 	q  kernels.QuantizedActs
 	ws [][]byte
 	ys [][]float32
@@ -54,7 +58,8 @@ var qgJobs = sync.Pool{New: func() any { return new(qgJob) }}
 
 // buildQMatMulGroup accepts f32 X [..., K] and constant Q8_0, Q4_0, Q4_K or
 // Q6_K weights of one type (the types kernels.QMatMul has), K a multiple of
-// 32 (256 for the K-quants).
+// 32 (256 for the K-quants); or, for one activation row (decode), F16 or
+// BF16 weights of one type (kernels.HalfMatMul's GEMV, row groups of four).
 func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	x := s.input(0)
 	if len(s.in) < 2 || !x.ok || x.dt != ir.Float32 || len(x.shape) < 1 {
@@ -70,20 +75,28 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	}
 	K := int(x.shape[len(x.shape)-1])
 	dt := s.in[1].dt
-	switch dt {
-	case ir.Q8_0, ir.Q4_0:
-	case ir.Q4_K, ir.Q6_K:
+	if K == 0 {
+		return nil
+	}
+	M := numel(x.shape) / K
+	half := dt == ir.Float16 || dt == ir.BFloat16
+	switch {
+	case dt == ir.Q8_0 || dt == ir.Q4_0:
+	case dt == ir.Q4_K || dt == ir.Q6_K:
 		if K%256 != 0 {
+			return nil
+		}
+	case half:
+		if M != 1 { // the decode GEMV only: many rows take QMatMul's packed path
 			return nil
 		}
 	default:
 		return nil
 	}
-	if K == 0 || K%32 != 0 {
+	if !half && K%32 != 0 {
 		return nil
 	}
-	M := numel(x.shape) / K
-	sh := &qgShape{dt: dt, M: M, K: K, siluMul: act == "silu_mul"}
+	sh := &qgShape{dt: dt, M: M, K: K, siluMul: act == "silu_mul", half: half}
 	sh.rb = int(dt.Bytes(int64(K)))
 	for i := 1; i < len(s.in); i++ {
 		w := s.in[i]
@@ -123,6 +136,11 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			break
 		}
 		rows := max(1, min((n+4*workers-1)/(4*workers), taskBytes/rowBytes))
+		if half {
+			// Whole groups of four rows, as kernels.HalfMatMul splits
+			// them: its four-row GEMV then sums every row as it would.
+			rows = (rows + 3) &^ 3
+		}
 		for n0 := 0; n0 < n; n0 += rows {
 			sh.tasks = append(sh.tasks, qgTask{w, n0, min(n, n0+rows)})
 		}
@@ -132,9 +150,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		j := qgJobs.Get().(*qgJob)
 		defer qgJobs.Put(j)
 		j.sh, j.err = sh, nil
-		if err := kernels.QuantizeActs(&j.q, in[0].Float32s(), K, M, K); err != nil {
-			return err
-		}
+		j.x = in[0].Float32s()
 		j.ws, j.ys = j.ws[:0], j.ys[:0]
 		for _, w := range in[1:] {
 			j.ws = append(j.ws, w.Data)
@@ -145,18 +161,23 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		if sh.siluMul {
 			j.up = f32View(scratch, M*sh.ns[0])
 		}
-		// kernels.QMatMul builds its layouts of the activations on its
-		// first call after QuantizeActs, and calls sharing them must not
-		// run concurrently until then: one weight row first, alone.
-		if cap(j.prime) < M {
-			j.prime = make([]float32, M)
-		}
-		if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
-			return err
+		if !half {
+			if err := kernels.QuantizeActs(&j.q, j.x, K, M, K); err != nil {
+				return err
+			}
+			// kernels.QMatMul builds its layouts of the activations on its
+			// first call after QuantizeActs, and calls sharing them must
+			// not run concurrently until then: one weight row first, alone.
+			if cap(j.prime) < M {
+				j.prime = make([]float32, M)
+			}
+			if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
+				return err
+			}
 		}
 		pool.RunTasks(len(sh.tasks), j)
 		err := j.err
-		j.ws, j.ys, j.up = j.ws[:0], j.ys[:0], nil
+		j.ws, j.ys, j.up, j.x = j.ws[:0], j.ys[:0], nil, nil
 		return err
 	}
 }
@@ -173,9 +194,9 @@ func (j *qgJob) Task(_, t int) {
 	if sh.siluMul {
 		y = j.ys[0]
 	}
-	err := kernels.QMatMul(nil, sh.dt, w, rows, &j.q, y[tk.n0:], N)
+	err := j.matmul(w, rows, y[tk.n0:], N)
 	if err == nil && sh.siluMul {
-		err = kernels.QMatMul(nil, sh.dt, j.ws[1][tk.n0*sh.rb:tk.n1*sh.rb], rows, &j.q, j.up[tk.n0:], N)
+		err = j.matmul(j.ws[1][tk.n0*sh.rb:tk.n1*sh.rb], rows, j.up[tk.n0:], N)
 		if err == nil {
 			for m := 0; m < sh.M; m++ {
 				siluMulRow(y[m*N+tk.n0:m*N+tk.n1], j.up[m*N+tk.n0:m*N+tk.n1])
@@ -189,6 +210,15 @@ func (j *qgJob) Task(_, t int) {
 		}
 		j.mu.Unlock()
 	}
+}
+
+// matmul computes rows weight rows w against the job's activations into y
+// (leading dimension ldy), serially.
+func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
+	if j.sh.half {
+		return kernels.HalfMatMulBuf(nil, j.sh.dt, w, rows, j.sh.K, j.x, j.sh.K, j.sh.M, y, ldy, nil)
+	}
+	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }
 
 // siluMulRow sets g[i] = f32(SiLU(g[i]))·u[i]: SiLU in float64 rounded to

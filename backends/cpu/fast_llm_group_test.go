@@ -31,6 +31,9 @@ func TestQMatMulGroup(t *testing.T) {
 			{ir.Q8_0, []int{41, 41}, []int64{2, 6, 64}, "silu_mul"},
 			{ir.Q4_K, []int{20, 7}, []int64{3, 256}, ""},
 			{ir.Q6_K, []int{9, 9}, []int64{1, 256}, "silu_mul"},
+			{ir.Float16, []int{70, 33, 5}, []int64{1, 1, 64}, ""},
+			{ir.BFloat16, []int{130, 130}, []int64{1, 96}, "silu_mul"},
+			{ir.Float16, []int{301, 301}, []int64{1, 1, 256}, "silu_mul"},
 		} {
 			t.Run(fmt.Sprint(c.dt, c.ns, c.xs, c.act), func(t *testing.T) {
 				K := int(c.xs[len(c.xs)-1])
@@ -38,9 +41,12 @@ func TestQMatMulGroup(t *testing.T) {
 				in := []*ir.Tensor{x}
 				for _, n := range c.ns {
 					var w *ir.Tensor
-					if c.dt == ir.Q4_K || c.dt == ir.Q6_K {
+					switch {
+					case c.dt == ir.Q4_K || c.dt == ir.Q6_K:
 						w, _ = kQuantWeight(t, r, c.dt, n, K)
-					} else {
+					case c.dt == ir.Float16 || c.dt == ir.BFloat16:
+						w = toHalf(randF32(r, int64(n), int64(K)), c.dt)
+					default:
 						var err error
 						w, err = quant.Quantize(randF32(r, int64(n), int64(K)), c.dt)
 						require.NoError(t, err)
@@ -55,7 +61,11 @@ func TestQMatMulGroup(t *testing.T) {
 				n := nodeN("QMatMulGroup", attrs, in, nOut)
 				// The oracle: the reference kernel on the activations rounded
 				// as the kernel quantizes them.
-				want := refRun(t, n, append([]*ir.Tensor{q8Round(x)}, in[1:]...))
+				xr := q8Round(x)
+				if c.dt == ir.Float16 || c.dt == ir.BFloat16 {
+					xr = x // nothing is quantized
+				}
+				want := refRun(t, n, append([]*ir.Tensor{xr}, in[1:]...))
 				consts := make([]bool, len(in))
 				for i := 1; i < len(in); i++ {
 					consts[i] = true

@@ -4,8 +4,11 @@
 // ir.Graphs with static shapes, from a Config and a set of Weights, and
 // imports llama2.c checkpoints (LoadLlama2C) and GGUF models of the llama
 // and qwen2 architectures (FromGGUF; block-quantized, F16 and BF16
-// matrices stay as stored, zero-copy, and run as QMatMul). GenerateGGUF writes random-weight GGUF
-// models of any geometry for tests and benchmarks.
+// matrices stay as stored, zero-copy, and run as QMatMul; matmuls that
+// share an input — q/k/v, and gate/up with the SwiGLU — run as one
+// QMatMulGroup where the weight types allow, see groupable). GenerateGGUF
+// writes random-weight GGUF models of any geometry for tests and
+// benchmarks.
 //
 // One model gives several graphs: Build(cfg, w, Mode{Seq: S, Capacity: P})
 // is the forward pass of S tokens (S = 1 is decode, larger S a prefill

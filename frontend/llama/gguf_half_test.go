@@ -12,7 +12,7 @@ import (
 // TestFromGGUFKeepsHalfMatrices: F16 and BF16 matrices stay [out, in] in
 // their own dtype, their bytes the file's own (zero-copy, no f32 copy),
 // a tied classifier shares the embedding's bytes, and Build runs them as
-// QMatMul.
+// QMatMul (or QMatMulGroup).
 func TestFromGGUFKeepsHalfMatrices(t *testing.T) {
 	for _, dt := range []ir.DType{ir.Float16, ir.BFloat16} {
 		for _, tiedCls := range []bool{false, true} {
@@ -42,12 +42,18 @@ func TestFromGGUFKeepsHalfMatrices(t *testing.T) {
 				require.NoError(t, err)
 				q := 0
 				for _, n := range g.Nodes {
-					if n.Op == "QMatMul" {
+					switch n.Op {
+					case "QMatMul":
 						q++
 						require.Equal(t, dt, n.Inputs[1].DType, n.Name)
+					case "QMatMulGroup": // decode graphs group q/k/v and gate/up
+						for _, w := range n.Inputs[1:] {
+							q++
+							require.Equal(t, dt, w.DType, n.Name)
+						}
 					}
 				}
-				require.Equal(t, 7*c.Layers+1, q, "every matrix runs as QMatMul")
+				require.Equal(t, 7*c.Layers+1, q, "every matrix runs as QMatMul(Group)")
 			})
 		}
 	}

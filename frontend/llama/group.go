@@ -7,13 +7,14 @@ import (
 )
 
 // groupable reports whether the weights ([N, K] each, K = the input's
-// width) of matmuls sharing one input become one QMatMulGroup (ir/ops.go):
-// all of one block type that the CPU backend's group kernel has (Q8_0,
-// Q4_0; Q4_K, Q6_K with K a multiple of 256), so that the activations are
-// quantized once and one pool batch runs every weight's rows. Other types
-// (f32, f16, mixed types) keep one matmul per weight, which have their own
-// fast kernels.
-func groupable(k int64, ws ...*ir.Tensor) bool {
+// width) of matmuls sharing one input become one QMatMulGroup (ir/ops.go)
+// in a graph of seq tokens: all of one type that the CPU backend's group
+// kernel has — a block type (Q8_0, Q4_0; Q4_K, Q6_K with K a multiple of
+// 256: the activations are quantized once), or F16 / BF16 in a decode
+// graph (seq 1: its GEMV) — so that one pool batch runs every weight's
+// rows. Other cases (f32, mixed types, half-precision prefill) keep one
+// matmul per weight, which have their own fast kernels.
+func groupable(seq, k int64, ws ...*ir.Tensor) bool {
 	for _, w := range ws {
 		if w == nil || len(w.Shape) != 2 || w.Shape[1] != k || w.DType != ws[0].DType {
 			return false
@@ -25,6 +26,10 @@ func groupable(k int64, ws ...*ir.Tensor) bool {
 			}
 		case ir.Q4_K, ir.Q6_K:
 			if k%256 != 0 {
+				return false
+			}
+		case ir.Float16, ir.BFloat16:
+			if seq != 1 {
 				return false
 			}
 		default:
