@@ -53,6 +53,14 @@ type Options struct {
 	// VerifyWeights makes Open of a .wplan file check the weights section's
 	// checksum, which reads every weight page (see plan.File.VerifyWeights).
 	VerifyWeights bool
+	// Variants is the number of shape-specialized variants a Model whose
+	// inputs have symbolic dimensions keeps, least recently used evicted
+	// first (see specialize.go): 0 means DefaultVariants (8), a negative
+	// number turns specialization off (the generic plan always runs).
+	Variants int
+	// SpecializeLog, when set, gets one line per variant compiled or
+	// failed (a failure runs the generic plan instead, and says why here).
+	SpecializeLog io.Writer
 }
 
 // DefaultOptions returns the options the CLI uses by default (-O2).
@@ -218,6 +226,9 @@ type Model struct {
 	// (nil for a model compiled here).
 	PlanMeta map[string]string
 	closer   io.Closer
+	// spec compiles and caches shape-specialized variants when the
+	// graph's inputs have symbolic dimensions (nil otherwise).
+	spec *specializer
 }
 
 // Open loads, compiles and prepares a model file for running. A compiled
@@ -246,7 +257,13 @@ func Open(path string, opts Options) (*Model, error) {
 }
 
 // New compiles an in-memory graph (for example one written with ir.Builder).
+// When g's inputs have symbolic dimensions, New keeps a copy of g as it is
+// now, from which runs compile shape-specialized variants (specialize.go).
 func New(g *ir.Graph, opts Options) (*Model, error) {
+	var tmpl *ir.Graph
+	if opts.Variants >= 0 && hasUnknownInputDims(g) {
+		tmpl = cloneGraph(g)
+	}
 	p, rep, err := Compile(g, opts)
 	if err != nil {
 		return nil, err
@@ -259,23 +276,43 @@ func New(g *ir.Graph, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Graph: g, Plan: p, Report: rep, Session: s}, nil
+	m := &Model{Graph: g, Plan: p, Report: rep, Session: s}
+	if tmpl != nil && sameInputs(m.Inputs(), tmpl.Inputs) == nil {
+		m.spec = newSpecializer(tmpl, opts, m.OutputNames())
+	}
+	return m, nil
 }
 
 // Run executes the model. Inputs and outputs are keyed by value name (see
-// runtime.OutputNames for unnamed outputs). Safe for concurrent use.
+// runtime.OutputNames for unnamed outputs). Safe for concurrent use. A
+// model with symbolic input dimensions runs the variant specialized for
+// the inputs' shapes (compiled on first use; see specialize.go).
 func (m *Model) Run(ctx context.Context, inputs map[string]*ir.Tensor) (map[string]*ir.Tensor, error) {
+	if m.spec != nil {
+		if out, ok, err := m.spec.run(ctx, inputs); ok || err != nil {
+			return out, err
+		}
+	}
 	return m.Session.Run(ctx, inputs)
 }
 
 // RunInto executes the model writing into caller-owned output tensors (in
 // the order of Outputs); after its first call it allocates nothing for
 // plans whose nodes all have planned kernels (see runtime.Session.RunInto).
+//
+// A model with symbolic input dimensions runs the variant specialized for
+// the inputs' shapes; once it is compiled, finding it allocates nothing.
 func (m *Model) RunInto(ctx context.Context, inputs, outputs []*ir.Tensor) error {
+	if m.spec != nil {
+		if ok, err := m.spec.runInto(ctx, inputs, outputs); ok || err != nil {
+			return err
+		}
+	}
 	return m.Session.RunInto(ctx, inputs, outputs)
 }
 
-// Inputs returns the model's inputs in order.
+// Inputs returns the model's inputs in order (with their symbolic
+// dimensions, when they have any).
 func (m *Model) Inputs() []*ir.Value { return m.Session.Inputs() }
 
 // Outputs returns the model's outputs in order.
@@ -288,8 +325,11 @@ func (m *Model) OutputNames() []string { return runtime.OutputNames(m.Graph) }
 // and the model file.
 func (m *Model) Close() error {
 	var err error
+	if m.spec != nil {
+		err = m.spec.close()
+	}
 	if m.Session != nil {
-		err = m.Session.Close()
+		err = errors.Join(err, m.Session.Close())
 	}
 	if m.closer != nil {
 		err = errors.Join(err, m.closer.Close())

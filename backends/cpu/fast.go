@@ -162,9 +162,14 @@ var packedPool = sync.Pool{New: func() any { return new(kernels.PackedB) }}
 // sgemm computes C = A·B (M×K times K×N, dense row-major) over pool with B
 // packed into scratch at pbOff and A's packing at aOff (see gemmLayout).
 func sgemm(pool *kernels.Pool, M, N, K int, a, b, c []float32, scratch []byte, pbOff, aOff int) {
+	sgemmEpi(pool, M, N, K, a, b, c, scratch, pbOff, aOff, nil)
+}
+
+// sgemmEpi is sgemm with the epilogue epi (nil: none) fused into the GEMM.
+func sgemmEpi(pool *kernels.Pool, M, N, K int, a, b, c []float32, scratch []byte, pbOff, aOff int, epi *kernels.Epilogue) {
 	pb := packedPool.Get().(*kernels.PackedB)
 	pb.Pack(region(scratch, pbOff, kernels.PackedBLen(K, N)), b, N, K, N, false)
-	kernels.SgemmPackedBuf(pool, M, a, K, pb, c, N, false, region(scratch, aOff, M*K))
+	kernels.SgemmPackedEpi(pool, M, a, K, pb, c, N, false, region(scratch, aOff, M*K), epi)
 	*pb = kernels.PackedB{}
 	packedPool.Put(pb)
 }

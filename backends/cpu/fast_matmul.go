@@ -25,8 +25,8 @@ func buildFastMatMul(s *nodeSpec) intoKernel {
 	return fastMatMul(s, s.in[0], s.in[1], arg{}, nil, false)
 }
 
-// buildFastFusedMatMul handles float32 FusedMatMul: SGEMM, then the bias
-// and activation epilogue. The bias must be [N] (after dropping leading
+// buildFastFusedMatMul handles float32 FusedMatMul: SGEMM with the bias
+// and activation epilogue fused into it (kernels.Epilogue, per tile). The bias must be [N] (after dropping leading
 // 1s), a scalar, or absent.
 func buildFastFusedMatMul(s *nodeSpec) intoKernel {
 	if len(s.in) < 2 || len(s.in) > 3 || len(s.out) != 1 {
@@ -98,17 +98,16 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 	if rowsTotal*N*K < serialMACs {
 		pool = nil // a hand-off to the workers costs more than it saves
 	}
-	epi := func(in []*ir.Tensor, yv []float32) {
-		if !bias.ok && act == nil && !relu {
-			return
-		}
-		e := epilogue{y: yv, act: act, relu: relu, rows: rowsTotal, cols: N}
+	// The epilogue runs inside the GEMM, per tile (kernels.Epilogue).
+	hasEpi := bias.ok || act != nil || relu
+	epiOf := func(in []*ir.Tensor) kernels.Epilogue {
+		e := kernels.Epilogue{Act: act, Relu: relu}
 		if colBias {
-			e.colBias = in[2].Float32s()
+			e.Bias = in[2].Float32s()[:N]
 		} else if scalarBias {
-			e.rowBias = in[2].Float32s()[:1]
+			e.Bias = in[2].Float32s()[:1]
 		}
-		runEpilogue(pool, e)
+		return e
 	}
 	var l layout
 	if rb == 2 {
@@ -119,18 +118,16 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 			aOff := l.add(rows * K)
 			s.scratch = l.bytes()
 			return func(in, out []*ir.Tensor, scratch []byte) error {
-				yv := out[0].Float32s()
-				kernels.SgemmPackedBuf(pool, rows, in[0].Float32s(), K, pb, yv, N, false, region(scratch, aOff, rows*K))
-				epi(in, yv)
+				e := epiOf(in)
+				kernels.SgemmPackedEpi(pool, rows, in[0].Float32s(), K, pb, out[0].Float32s(), N, false, region(scratch, aOff, rows*K), &e)
 				return nil
 			}
 		}
 		pbOff, aOff := gemmLayout(&l, rows, N, K)
 		s.scratch = l.bytes()
 		return func(in, out []*ir.Tensor, scratch []byte) error {
-			yv := out[0].Float32s()
-			sgemm(pool, rows, N, K, in[0].Float32s(), in[1].Float32s(), yv, scratch, pbOff, aOff)
-			epi(in, yv)
+			e := epiOf(in)
+			sgemmEpi(pool, rows, N, K, in[0].Float32s(), in[1].Float32s(), out[0].Float32s(), scratch, pbOff, aOff, &e)
 			return nil
 		}
 	}
@@ -154,10 +151,12 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 			}
 			*j = bmmJob{M: M, N: N, K: K, a: in[0].Float32s(), b: in[1].Float32s(), y: out[0].Float32s(), aOff: aOff, bOff: bOff,
 				buf: region(scratch, 0, workers*pbLen), pbLen: pbLen, pbs: pbs}
+			if hasEpi {
+				j.epi = epiOf(in)
+			}
 			pool.RunTasks(nb, j)
 			*j = bmmJob{pbs: pbs}
 			bmmJobs.Put(j)
-			epi(in, out[0].Float32s())
 			return nil
 		}
 	}
@@ -165,10 +164,10 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 	s.scratch = l.bytes()
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		av, bv, yv := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+		e := epiOf(in)
 		for bi := range aOff {
-			sgemm(pool, M, N, K, av[aOff[bi]:aOff[bi]+M*K], bv[bOff[bi]:bOff[bi]+K*N], yv[bi*M*N:(bi+1)*M*N], scratch, pbOff, apOff)
+			sgemmEpi(pool, M, N, K, av[aOff[bi]:aOff[bi]+M*K], bv[bOff[bi]:bOff[bi]+K*N], yv[bi*M*N:(bi+1)*M*N], scratch, pbOff, apOff, &e)
 		}
-		epi(in, yv)
 		return nil
 	}
 }
@@ -181,6 +180,7 @@ type bmmJob struct {
 	buf        []float32 // workers × pbLen floats
 	pbLen      int
 	pbs        []kernels.PackedB // one per worker
+	epi        kernels.Epilogue  // fused into each batch's SGEMM
 }
 
 var bmmJobs = sync.Pool{New: func() any { return new(bmmJob) }}
@@ -190,5 +190,5 @@ func (j *bmmJob) Task(w, bi int) {
 	M, N, K := j.M, j.N, j.K
 	pb := &j.pbs[w]
 	pb.Pack(j.buf[w*j.pbLen:(w+1)*j.pbLen], j.b[j.bOff[bi]:j.bOff[bi]+K*N], N, K, N, false)
-	kernels.SgemmPacked(nil, M, j.a[j.aOff[bi]:j.aOff[bi]+M*K], K, pb, j.y[bi*M*N:(bi+1)*M*N], N, false)
+	kernels.SgemmPackedEpi(nil, M, j.a[j.aOff[bi]:j.aOff[bi]+M*K], K, pb, j.y[bi*M*N:(bi+1)*M*N], N, false, nil, &j.epi)
 }

@@ -53,8 +53,8 @@ func newGenerateCmd() *cobra.Command {
 			"vocabulary) or --draft-layers N (the target's own first N layers) the draft\n" +
 			"proposes -k tokens per round (fewer when its top token's probability falls\n" +
 			"below --draft-p-min) and the target verifies them in one run;\n" +
-			"greedy output is the same as without a draft (for Q8_0/Q4_0 targets up to\n" +
-			"near-ties, which today's batched and one-token kernels round apart);\n" +
+			"greedy output is the same as without a draft (the batched and one-token\n" +
+			"kernels round each row identically);\n" +
 			"sampling follows the same distribution (the speculative sampling rule,\n" +
 			"seeded). The acceptance rate, target passes and draft/verify time go to\n" +
 			"stderr; `weft bench MODEL --draft ...` compares with plain decoding.",

@@ -86,7 +86,7 @@ func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o 
 	// token's logits only; shorter ones (a speculative target's
 	// verification graph) keep every token's.
 	factory := func(seq, capacity int) (llm.Runner, error) {
-		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, LastLogits: seq >= lastLogitsSeq})
+		g, err := llama.Build(m.cfg, w, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, LastLogits: seq >= lastLogitsSeq, Ungrouped: !cpuOnly(o.Target)})
 		if err != nil {
 			return nil, err
 		}
@@ -240,4 +240,15 @@ func (m *llmModel) cacheNote() string {
 	c := m.model
 	b := 2 * int64(c.Layers*c.KVHeads*c.Capacity) * c.KVType.Bytes(int64(c.HeadDim))
 	return fmt.Sprintf("KV cache %v, %d of up to %d tokens allocated (%.1f MB)", c.KVType, c.Capacity, c.MaxCapacity(), float64(b)/1e6)
+}
+
+// cpuOnly reports whether targets name the CPU only (llama graphs then use
+// QMatMulGroup, which only the CPU backend has a kernel for).
+func cpuOnly(targets []string) bool {
+	for _, t := range targets {
+		if t != "cpu" && !strings.HasPrefix(t, "cpu:") {
+			return false
+		}
+	}
+	return len(targets) > 0
 }

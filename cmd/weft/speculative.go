@@ -112,7 +112,7 @@ func loadFirstLayers(path string, n, capacity, expect int, prefill []int, kvType
 	m.cfg.Layers = n
 	m.weights = weightBytes(&dw)
 	factory := func(seq, capacity int) (llm.Runner, error) {
-		g, err := llama.Build(m.cfg, &dw, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType})
+		g, err := llama.Build(m.cfg, &dw, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, Ungrouped: !cpuOnly(o.Target)})
 		if err != nil {
 			return nil, err
 		}

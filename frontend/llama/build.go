@@ -42,6 +42,11 @@ type Mode struct {
 	// real token of a padded prefill chunk. The logits output is then
 	// [1, 1, Vocab], and the classifier runs on one row instead of Seq.
 	LastLogits bool
+	// Ungrouped keeps one QMatMul per weight where Build would otherwise
+	// emit a QMatMulGroup (q/k/v; gate/up with the SwiGLU): for graphs
+	// compiled for a backend other than the CPU, which has the group op's
+	// fast kernel (see groupable).
+	Ungrouped bool
 }
 
 // builder adds named nodes to one graph.
@@ -176,7 +181,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		// q, k and v share their input: one QMatMulGroup where the
 		// weights allow (see groupable).
 		var qkv []*ir.Value
-		if groupable(S, D, lw.Wq, lw.Wk, lw.Wv) {
+		if !mode.Ungrouped && groupable(S, D, lw.Wq, lw.Wk, lw.Wv) {
 			names := []string{p + "wq", p + "wk", p + "wv"}
 			qkv = g.group(p+"wqkv", "", h, names, names, lw.Wq, lw.Wk, lw.Wv)
 		}
@@ -215,7 +220,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
 		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))
 		var ffn *ir.Value
-		if groupable(S, D, lw.W1, lw.W3) && sameShape(lw.W1, lw.W3) {
+		if !mode.Ungrouped && groupable(S, D, lw.W1, lw.W3) && sameShape(lw.W1, lw.W3) {
 			ffn = g.group(p+"w13", "silu_mul", h2, []string{p + "ffn.mul"}, []string{p + "w1", p + "w3"}, lw.W1, lw.W3)[0]
 		} else {
 			gate := g.op(p+"w1.silu", "SiLU", nil, g.matmul(p+"w1", h2, lw.W1))

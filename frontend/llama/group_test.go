@@ -14,7 +14,7 @@ import (
 // act silu_mul (the SwiGLU, no separate SiLU or Mul), leaving two plain
 // QMatMuls (wo, w2) per layer and the classifier; f16 weights group so in
 // decode graphs only (prefill keeps seven QMatMuls per layer). The weight
-// constants keep their names.
+// constants keep their names. Mode.Ungrouped keeps seven everywhere.
 func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 	for _, c := range []struct {
 		dt      ir.DType
@@ -49,7 +49,17 @@ func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 						t.Fatalf("%s: act %q", n.Name, n.AttrString("act", ""))
 					}
 				}
+				ug, err := Build(cfg, w, Mode{Seq: seq, Capacity: 8, Ungrouped: true})
+				require.NoError(t, err)
+				uq := 0
+				for _, n := range ug.Nodes {
+					require.NotEqual(t, "QMatMulGroup", n.Op, "Ungrouped")
+					if n.Op == "QMatMul" {
+						uq++
+					}
+				}
 				L := cfg.Layers
+				require.Equal(t, 7*L+1, uq, "Ungrouped")
 				if c.grouped || (c.dt == ir.Float16 && seq == 1) {
 					require.Equal(t, 2*L, ops["QMatMulGroup"])
 					require.Equal(t, 2*L+1, ops["QMatMul"])

@@ -150,13 +150,11 @@ type speculator struct {
 // Greedy (Sampler.Temperature 0): each emitted token is the target's
 // argmax (after the repetition penalty) given everything before it, so
 // the output is Generate's token for token, whatever the draft proposes,
-// as far as the target's batched (K+1-token) and single-token kernels
-// agree: on llama-110m the f16-weight logits of the two agree within
-// 1e-6, so only a near-exact tie could flip. Today the CPU backend's
-// Q8_0/Q4_0 matmul sums four activation rows in another order than one,
-// and its 8-bit activation quantization turns those last-bit differences
-// into ~1e-2 logit changes, which flip near-ties: with such a target,
-// greedy output may differ after a near-tie.
+// because the CPU backend's matmul kernels give each row of a batched
+// (K+1-row) run bit for bit the result of that row run alone, for every
+// weight type (Q8_0, Q4_0, the K-quants, and F16/BF16 below 32 rows; the
+// kernel tests check it at every ISA level), and attention reads each
+// token's cache prefix the same way in both.
 //
 // Sampling (Temperature > 0): the draft draws each proposal d from its own
 // filtered distribution q (the same SamplerOptions); the target accepts d

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestPoolRunsEveryTaskOnce(t *testing.T) {
@@ -130,5 +131,59 @@ func TestPoolStress(t *testing.T) {
 		if got := n.Load(); got != want {
 			t.Fatalf("after batch %d: %d tasks ran, want %d", rep, got, want)
 		}
+	}
+}
+
+// slowWorkerTasker sleeps in tasks that a worker (not the caller) runs,
+// long past the caller's spin, so that the caller blocks until the last
+// task ends; done records every task's end.
+type slowWorkerTasker struct {
+	done    [4]atomic.Int32
+	onOther atomic.Int32
+}
+
+func (s *slowWorkerTasker) Task(w, i int) {
+	if w != 0 {
+		s.onOther.Add(1)
+		time.Sleep(2 * time.Millisecond)
+	} else {
+		time.Sleep(200 * time.Microsecond) // leave the worker tasks to take
+	}
+	s.done[i].Add(1)
+}
+
+// TestPoolWaitsForSlowWorkerTasks: a batch returns only after tasks that
+// workers still run have ended (the caller's blocking wait), every task
+// once, and the next batch starts clean.
+func TestPoolWaitsForSlowWorkerTasks(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	other := 0
+	for rep := 0; rep < 50; rep++ {
+		var s slowWorkerTasker
+		p.RunTasks(len(s.done), &s)
+		for i := range s.done {
+			if d := s.done[i].Load(); d != 1 {
+				t.Fatalf("rep %d: task %d ended %d times when RunTasks returned, want 1", rep, i, d)
+			}
+		}
+		other += int(s.onOther.Load())
+	}
+	t.Logf("%d tasks ran on the worker", other)
+}
+
+// TestPoolCallerDoesNotWaitForIdleWorkers: with workers that never get to
+// run (GOMAXPROCS 1 and a caller that does not yield), batches still end:
+// completion counts tasks, not worker acknowledgements.
+func TestPoolCallerDoesNotWaitForIdleWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := NewPool(4)
+	defer p.Close()
+	var n atomic.Int64
+	for rep := 0; rep < 1000; rep++ {
+		p.Run(3, func(int) { n.Add(1) })
+	}
+	if n.Load() != 3000 {
+		t.Fatalf("%d tasks ran, want 3000", n.Load())
 	}
 }

@@ -146,9 +146,92 @@ func SgemmPacked(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float
 // SgemmPackedBuf is SgemmPacked with caller-owned memory for packing A:
 // with len(abuf) >= M·K the call never allocates (nil: a pooled buffer).
 func SgemmPackedBuf(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool, abuf []float32) {
+	SgemmPackedEpi(pool, M, a, lda, pb, c, ldc, accumulate, abuf, nil)
+}
+
+// Epilogue is the elementwise tail of a GEMM, applied by SgemmPackedEpi to
+// each tile of C as soon as its last K block is accumulated, while the
+// tile is still in cache, by the task that computed it:
+//
+//	C = Act(Relu(C + Bias + Z))
+//
+// each part optional. The zero Epilogue does nothing.
+type Epilogue struct {
+	// Bias is nil, one float (added to every element) or N floats (Bias[n]
+	// added to column n of every row).
+	Bias []float32
+	// Z, when non-nil, is an M×N matrix with leading dimension LDZ added
+	// element by element (a residual). It may not overlap C.
+	Z   []float32
+	LDZ int
+	// Relu clamps negative results to 0 after the additions.
+	Relu bool
+	// Act, when non-nil, is applied in place to row segments of C (at
+	// most one tile wide) after everything else; it must be elementwise.
+	Act func(y []float32)
+}
+
+// active reports whether e changes anything.
+func (e *Epilogue) active() bool {
+	return e != nil && (e.Bias != nil || e.Z != nil || e.Relu || e.Act != nil)
+}
+
+// apply runs the epilogue over rows [r0, r0+rows) × columns [n0, n0+nc)
+// of c.
+func (e *Epilogue) apply(c []float32, ldc, r0, rows, n0, nc int) {
+	var cb []float32
+	var sb float32
+	switch len(e.Bias) {
+	case 0:
+	case 1:
+		sb = e.Bias[0]
+	default:
+		cb = e.Bias[n0 : n0+nc]
+	}
+	for r := r0; r < r0+rows; r++ {
+		row := c[r*ldc+n0 : r*ldc+n0+nc]
+		if cb != nil {
+			ScaleAdd(row, 1, cb)
+		}
+		if e.Z != nil {
+			ScaleAdd(row, 1, e.Z[r*e.LDZ+n0:r*e.LDZ+n0+nc])
+		}
+		if sb != 0 || e.Relu {
+			for i, v := range row {
+				v += sb
+				if e.Relu && v < 0 {
+					v = 0
+				}
+				row[i] = v
+			}
+		}
+		if e.Act != nil {
+			e.Act(row)
+		}
+	}
+}
+
+// check panics unless e fits an M×N product.
+func (e *Epilogue) check(M, N int) {
+	if n := len(e.Bias); n > 1 && n < N {
+		panic(fmt.Sprintf("kernels: epilogue bias has %d floats, want 1 or %d", n, N))
+	}
+	if e.Z != nil {
+		checkMatrix("Z", e.Z, M, N, e.LDZ)
+	}
+}
+
+// SgemmPackedEpi is SgemmPackedBuf followed by the epilogue epi (nil: none),
+// fused: each tile of C gets its epilogue right after its last K block,
+// inside the same task, so C is written once and never read back.
+func SgemmPackedEpi(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool, abuf []float32, epi *Epilogue) {
 	K, N := pb.K, pb.N
 	checkMatrix("A", a, M, K, lda)
 	checkMatrix("C", c, M, N, ldc)
+	hasEpi := epi.active()
+	if hasEpi {
+		epi.check(M, N)
+	}
 	if M == 0 || N == 0 {
 		return
 	}
@@ -157,6 +240,9 @@ func SgemmPackedBuf(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []fl
 			for i := 0; i < M; i++ {
 				clear(c[i*ldc : i*ldc+N])
 			}
+		}
+		if hasEpi {
+			epi.apply(c, ldc, 0, M, 0, N)
 		}
 		return
 	}
@@ -171,6 +257,9 @@ func SgemmPackedBuf(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []fl
 	j := jobPool.Get().(*sgemmJob)
 	*j = sgemmJob{M: M, a: a, lda: lda, pb: pb, c: c, ldc: ldc, acc: accumulate, mr: mr, nr: nr, isa: isa,
 		fullKernel: archKernel(isa, nr, mr)}
+	if hasEpi {
+		j.epi, j.hasEpi = *epi, true
+	}
 	// M blocks of at most mcBlock rows (a multiple of mr), then enough
 	// column chunks that the pool can balance the load.
 	mBlocks := (M + mcBlock - 1) / mcBlock
@@ -230,6 +319,9 @@ type sgemmJob struct {
 	packing bool
 
 	fullKernel func(k int, a, b, c *float32, ldc int, mask uint32, acc int) // mr-row kernel, or nil
+
+	epi    Epilogue // applied to each tile after its last K block when hasEpi
+	hasEpi bool
 }
 
 var jobPool = sync.Pool{New: func() any { return new(sgemmJob) }}
@@ -278,6 +370,10 @@ func (j *sgemmJob) Task(_, t int) {
 		if acc {
 			iacc = 1
 		}
+		if j.hasEpi && k0+kcb == K {
+			j.lastBlockEpi(i0, mcb, p0, p1, kb, kcb, apk, acc, s)
+			continue
+		}
 		full := mcb / j.mr * j.mr // rows covered by whole mr-row tiles
 		for p := p0; p < p1; p++ {
 			bp := pb.panel(kb, p)
@@ -301,6 +397,47 @@ func (j *sgemmJob) Task(_, t int) {
 		}
 	}
 	scratchPool.Put(s)
+}
+
+// epiGroupBytes bounds the B panels (of one K block) that lastBlockEpi
+// cycles through per row strip: they must stay in L2.
+const epiGroupBytes = 256 << 10
+
+// lastBlockEpi computes the last K block of rows [i0, i0+mcb) × panels
+// [p0, p1) with the epilogue fused. The panels go in groups whose B
+// stays in L2; within a group the loop runs row strips outermost, so each
+// strip of mr rows × the group's columns is finished across the group,
+// then gets its epilogue while still in L1, in row segments long enough
+// to amortize the vector kernels' set-up.
+func (j *sgemmJob) lastBlockEpi(i0, mcb, p0, p1, kb, kcb int, apk []float32, acc bool, s *sgemmScratch) {
+	pb := j.pb
+	iacc := 0
+	if acc {
+		iacc = 1
+	}
+	group := max(1, epiGroupBytes/(4*kcb*j.nr))
+	for g0 := p0; g0 < p1; g0 += group {
+		g1 := min(g0+group, p1)
+		c0, c1 := g0*j.nr, min(g1*j.nr, pb.N)
+		for ir := 0; ir < mcb; ir += j.mr {
+			rows := min(j.mr, mcb-ir)
+			ap := apk[ir*kcb : (ir+rows)*kcb]
+			crow := (i0 + ir) * j.ldc
+			for p := g0; p < g1; p++ {
+				bp := pb.panel(kb, p)
+				n0 := p * j.nr
+				ncols := min(j.nr, pb.N-n0)
+				if fn := j.fullKernel; fn != nil && rows == j.mr && (ncols == j.nr || j.isa == AVX512) {
+					cs := j.c[crow+(rows-1)*j.ldc+n0 : crow+(rows-1)*j.ldc+n0+ncols] // bounds check of the last row
+					_ = cs
+					fn(kcb, &ap[0], &bp[0], &j.c[crow+n0], j.ldc, uint32(uint64(1)<<ncols-1), iacc)
+				} else {
+					j.micro(rows, ncols, kcb, ap, bp, j.c[crow+n0:], acc, s)
+				}
+			}
+			j.epi.apply(j.c, j.ldc, i0+ir, rows, c0, c1-c0)
+		}
+	}
 }
 
 // micro computes one rows×ncols tile of C with the best kernel for the job.
