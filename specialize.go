@@ -122,6 +122,10 @@ func newSpecializer(tmpl *ir.Graph, opts Options, outNames []string) *specialize
 	return s
 }
 
+// testBuildHook, set by tests, sees each specialized graph before it is
+// compiled; an error makes the specialization fail.
+var testBuildHook func(g *ir.Graph) error
+
 // errNoBinding says that the inputs do not fit the model's declared ranks
 // (or are missing): the generic session reports the precise error.
 var errNoBinding = errors.New("weft: no binding")
@@ -293,6 +297,11 @@ func (s *specializer) build(key []int64) (m *Model, err error) {
 		}
 	}
 	bindDims(g, dims, anon)
+	if testBuildHook != nil {
+		if err := testBuildHook(g); err != nil {
+			return nil, err
+		}
+	}
 	o := s.opts
 	o.Variants = -1 // the variant's inputs are static
 	m, err = New(g, o)
