@@ -33,9 +33,13 @@ import (
 // (never a different answer), and the reason is written to
 // Options.SpecializeLog; the failure is cached like a variant.
 //
-// Plans (.wplan) keep only the optimized graph, not the template: a plan
-// with symbolic dimensions always runs its generic plan. Compile for the
-// shapes you run (`weft compile --dim batch=1 --dim seq=128`).
+// A plan (.wplan) keeps only the optimized graph, not the template: a plan
+// with symbolic dimensions specializes from that graph instead (the
+// pipeline at the plan's -O level again, without quantizing: its weights
+// are quantized already). Multi-device plans (with Transfer nodes) are not
+// specialized. Compiling for the shapes you run (`weft compile --dim
+// batch=1 --dim seq=128`) saves the compile at run time and stores the
+// prepacked weights in the plan.
 
 // DefaultVariants is the number of shape-specialized variants a Model
 // keeps when Options.Variants is 0.

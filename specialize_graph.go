@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -147,7 +148,7 @@ func BindDims(g *ir.Graph, dims map[string]int64) error {
 			unknown = append(unknown, s)
 		}
 		if n < 0 {
-			return fmt.Errorf("weft: dimension %s=%d: sizes must be >= 0", s, n)
+			return fmt.Errorf("dimension %s=%d: sizes must be >= 0", s, n)
 		}
 	}
 	if len(unknown) > 0 {
@@ -156,7 +157,7 @@ func BindDims(g *ir.Graph, dims map[string]int64) error {
 		if len(have) > 0 {
 			list = strings.Join(have, ", ")
 		}
-		return fmt.Errorf("weft: the model's inputs have no symbolic dimension %s (they have: %s)", strings.Join(unknown, ", "), list)
+		return fmt.Errorf("the model's inputs have no symbolic dimension %s (they have: %s)", strings.Join(unknown, ", "), list)
 	}
 	bindDims(g, dims, nil)
 	return nil
@@ -217,4 +218,28 @@ func hasUnknownInputDims(g *ir.Graph) bool {
 		}
 	}
 	return false
+}
+
+// alignConsts gives every constant of g whose data is not 8-byte aligned
+// (weights in a file mapping often are not) an aligned copy of the same
+// bytes, in place. The CPU backend copies an unaligned constant once per
+// compiled graph and shares one packed copy of a weight among all graphs
+// that use the same data: without this, every shape-specialized variant
+// would copy and pack the weights again.
+func alignConsts(g *ir.Graph) {
+	g.Walk(func(sg *ir.Graph) {
+		for _, vs := range [][]*ir.Value{sg.Consts, sg.Inputs} {
+			for _, v := range vs {
+				if !v.IsConst() || len(v.Const.Data) == 0 {
+					continue
+				}
+				if uintptr(unsafe.Pointer(unsafe.SliceData(v.Const.Data)))%8 == 0 {
+					continue
+				}
+				b := ir.AlignedBytes(len(v.Const.Data))
+				copy(b, v.Const.Data)
+				v.Const.Data = b
+			}
+		}
+	})
 }

@@ -216,7 +216,10 @@ func evalNode(n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 	return out, nil
 }
 
-// Model is a compiled, runnable model.
+// Model is a compiled, runnable model. When its inputs have symbolic
+// dimensions, Graph, Plan, Report and Session are the generic compilation
+// (symbolic shapes, the fallback); runs use variants specialized for the
+// inputs' shapes (specialize.go, Options.Variants).
 type Model struct {
 	Graph   *ir.Graph
 	Plan    *plan.Plan
@@ -262,6 +265,7 @@ func Open(path string, opts Options) (*Model, error) {
 func New(g *ir.Graph, opts Options) (*Model, error) {
 	var tmpl *ir.Graph
 	if opts.Variants >= 0 && hasUnknownInputDims(g) {
+		alignConsts(g) // shared by the generic plan and every variant
 		tmpl = cloneGraph(g)
 	}
 	p, rep, err := Compile(g, opts)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/ir"
+	"github.com/weftrt/weft/passes"
 	"github.com/weftrt/weft/plan"
 	"github.com/weftrt/weft/runtime"
 )
@@ -114,6 +116,12 @@ func exportPrepacked(p *plan.Plan) ([]plan.Prepacked, error) {
 // kernels touch them), and each partition is compiled on the device it
 // names. Of opts only VerifyWeights applies: the compile options were fixed
 // when the plan was written (Model.PlanMeta records them).
+//
+// A plan whose inputs have symbolic dimensions is shape-specialized at run
+// time like a model compiled here (specialize.go), from its optimized
+// graph, unless it spans several devices; compiling it for the shapes it
+// will run (`weft compile --dim batch=1 --dim seq=128`, or weft.BindDims
+// before weft.Compile) avoids compiling when it runs.
 func OpenPlan(path string, opts Options) (*Model, error) {
 	f, err := plan.Open(path)
 	if err != nil {
@@ -186,7 +194,37 @@ func newPlanModel(f *plan.File, opts Options) (*Model, error) {
 	for _, c := range cachers {
 		_ = c.SaveCache(f.Path)
 	}
-	return &Model{Graph: f.Plan.Graph, Plan: f.Plan, Session: s, PlanMeta: f.Meta, closer: f}, nil
+	m := &Model{Graph: f.Plan.Graph, Plan: f.Plan, Session: s, PlanMeta: f.Meta, closer: f}
+	if o, ok := planSpecializeOptions(f, opts); ok {
+		m.spec = newSpecializer(f.Plan.Graph, o, m.OutputNames())
+	}
+	return m, nil
+}
+
+// planSpecializeOptions returns the options with which the variants of a
+// plan whose inputs have symbolic dimensions are compiled from its
+// (optimized) graph: the plan's -O level, no quantization (its weights are
+// quantized already), the devices and threads of opts. ok is false when
+// the plan is not specialized: static inputs, specialization turned off,
+// or a multi-device plan (its graph holds Transfer nodes).
+func planSpecializeOptions(f *plan.File, opts Options) (Options, bool) {
+	g := f.Plan.Graph
+	if opts.Variants < 0 || !hasUnknownInputDims(g) {
+		return opts, false
+	}
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpTransfer {
+			return opts, false
+		}
+	}
+	o := Options{OptLevel: 2, Variants: opts.Variants, SpecializeLog: opts.SpecializeLog, Threads: opts.Threads,
+		Target: opts.Target, Place: opts.Place, Pins: opts.Pins, Profile: opts.Profile}
+	if first, _, _ := strings.Cut(f.Meta["options"], " "); len(first) == 3 && strings.HasPrefix(first, "-O") {
+		if l := int(first[2] - '0'); l >= 0 && l <= passes.MaxLevel {
+			o.OptLevel = l
+		}
+	}
+	return o, true
 }
 
 // usesDevice reports whether a partition of p runs on device dev.

@@ -7,7 +7,8 @@
 // (simplify.go), common-subexpression elimination (cse.go), recognition of
 // LayerNorm/RMSNorm/GELU/SiLU/attention exports (patterns*.go), folding of
 // per-channel affine ops into Conv (convbn.go), fusion into FusedMatMul,
-// FusedConv and Fused elementwise chains (fuse*.go) and weight quantization
+// FusedConv and Fused elementwise chains (fuse*.go), horizontal fusion of
+// MatMuls that share their input (hfuse.go) and weight quantization
 // (quantize.go). Shared analyses and rewriting helpers are in analysis.go.
 //
 // The pipeline is one flat, ordered list of named passes, in the style of the

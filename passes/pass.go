@@ -35,6 +35,7 @@ var passes = [...]Pass{
 	{Name: "patterns", Fn: patternsPass, Level: 2},
 	{Name: "convbn", Fn: convBNPass, Level: 2},
 	{Name: "fuse", Fn: fusePass, Level: 2},
+	{Name: "hfuse", Fn: hfusePass, Level: 2},
 	{Name: "quantize", Fn: quantizePass, Required: true}, // a no-op unless Options.Quantize is set
 	{Name: "final-dce", Fn: dcePass, Level: 1},
 }
@@ -52,6 +53,10 @@ var passOrder = [...][2]string{
 	// swallow them into generic Fused chains; convbn must see bare Convs.
 	{"patterns", "fuse"},
 	{"convbn", "fuse"},
+	// hfuse merges FusedMatMuls, so their bias and activation must already
+	// be fused; quantize then sees the merged weight.
+	{"fuse", "hfuse"},
+	{"hfuse", "quantize"},
 	// folding makes shape arithmetic constant, which simplify and the
 	// pattern matchers rely on.
 	{"fold", "simplify"},

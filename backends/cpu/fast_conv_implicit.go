@@ -54,6 +54,7 @@ type implicitConv struct {
 	mBlocks    int                    // row blocks: whole tiles, spread evenly
 	nChunks    int                    // column chunks: whole panels, spread evenly
 	temp       bool                   // tiles go to a per-worker buffer (Wq != OW)
+	rowsPer    int                    // row mode (fast_conv_rows.go): output rows per chunk; 0: off
 	segs       [][]int                // per chunk, for temp: see chunkSegments
 	bufOff     int                    // scratch offsets (floats)
 	tempOff    int
@@ -137,6 +138,7 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		s.scratch = l.bytes()
 		return p
 	}
+	p.planRows(s.pool.Workers())
 	if w.c != nil {
 		wv := w.c.Float32s()
 		for g := 0; g < G; g++ {
@@ -348,6 +350,10 @@ func (j *implicitJob) Task(wk, t int) {
 	}
 	if p.tr != nil {
 		j.transTask(wk, t)
+		return
+	}
+	if p.rowsPer > 0 {
+		j.rowTask(wk, t)
 		return
 	}
 	per := p.mBlocks * p.nChunks

@@ -10,6 +10,11 @@ import (
 
 func init() { registerIntoFirst(buildRowMaxPool, "MaxPool") }
 
+// maxPool3Enabled lets buildRowMaxPool use kernels.MaxPool3S2Row (a
+// variable so that tests and benchmarks can compare it with the general
+// row kernel).
+var maxPool3Enabled = true
+
 // buildRowMaxPool handles float32 1-D/2-D MaxPool (Y only) with column
 // stride 1 or 2 row by row: per output row, the vertical max of the
 // window's in-bounds input rows (kernels.MaxRows) goes into a per-worker
@@ -44,6 +49,7 @@ func buildRowMaxPool(s *nodeSpec) intoKernel {
 		return nil // small: the plain kernel
 	}
 	j.hTaps = windowTaps(gh)
+	j.win3 = useMaxPool3(gw, j.hTaps)
 	for k := 0; k < gw.k; k++ {
 		j.offs = append(j.offs, k*gw.dil)
 	}
@@ -72,12 +78,29 @@ func buildRowMaxPool(s *nodeSpec) intoKernel {
 	}
 }
 
+// useMaxPool3 reports whether kernels.MaxPool3S2Row covers a pool with
+// columns along gw and the in-bounds rows hTaps of each output row: 3
+// columns at stride 2 with one column of padding before, at most 3 rows a
+// window, and a vector kernel to run it.
+func useMaxPool3(gw axis2, hTaps [][]int) bool {
+	if !maxPool3Enabled || gw.k != 3 || gw.stride != 2 || gw.padB != 1 || gw.dil != 1 || !kernels.MaxPool3S2RowVector() {
+		return false
+	}
+	for _, hs := range hTaps {
+		if len(hs) > 3 {
+			return false
+		}
+	}
+	return true
+}
+
 // rowPoolJob is one row-wise MaxPool run; task t covers planes
 // [t*per, (t+1)*per) using worker wk's padded row.
 type rowPoolJob struct {
 	gh, gw      axis2
 	planes, per int
 	hTaps       [][]int
+	win3        bool // columns 3 wide, stride 2, pad 1 before: kernels.MaxPool3S2Row
 	offs        []int
 	rowLen      int
 	rows        []float32 // workers × rowLen, -Inf outside the columns
@@ -94,6 +117,18 @@ func (j *rowPoolJob) Task(wk, t int) {
 	for p := t * j.per; p < min((t+1)*j.per, j.planes); p++ {
 		xp := j.x[p*H*W : (p+1)*H*W]
 		yp := j.y[p*OH*OW : (p+1)*OH*OW]
+		if j.win3 {
+			// The window's rows straight from the plane, one call a row.
+			for oh, hs := range j.hTaps {
+				r0 := xp[hs[0]*W : hs[0]*W+W]
+				r1, r2 := r0, r0
+				if len(hs) > 1 {
+					r1, r2 = xp[hs[1]*W:hs[1]*W+W], xp[hs[len(hs)-1]*W:hs[len(hs)-1]*W+W]
+				}
+				kernels.MaxPool3S2Row(yp[oh*OW:(oh+1)*OW], r0, r1, r2)
+			}
+			continue
+		}
 		for oh, hs := range j.hTaps {
 			src := xp[hs[0]*W : hs[0]*W+W]
 			if len(hs) == 1 {

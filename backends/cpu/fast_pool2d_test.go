@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
 )
@@ -78,6 +80,58 @@ func TestRowMaxPool(t *testing.T) {
 	})
 }
 
+// TestRowMaxPool3 checks the pools that kernels.MaxPool3S2Row runs
+// (columns 3 wide, stride 2, pad 1 before) against the reference: ResNet's
+// stem pool and odd widths, ceil mode, row kernels of 1-3 taps at row
+// strides 1-3 and row dilation 2, with NaN, +Inf and -Inf in the input.
+func TestRowMaxPool3(t *testing.T) {
+	cases := []struct {
+		N, C, H, W     int64
+		kh, sh, dh, ph int64
+		padE, ceil     int64
+	}{
+		{1, 64, 112, 112, 3, 2, 1, 1, 1, 0},
+		{1, 16, 33, 47, 3, 2, 1, 1, 1, 0},
+		{2, 24, 20, 31, 3, 2, 1, 1, 0, 1},
+		{1, 12, 17, 64, 2, 1, 1, 0, 1, 0},
+		{1, 20, 19, 65, 1, 3, 1, 0, 0, 0},
+		{1, 9, 21, 100, 3, 1, 2, 2, 1, 1},
+		{1, 40, 40, 17, 3, 3, 1, 1, 1, 1},
+	}
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, c := range cases {
+			x := randF32(r, c.N, c.C, c.H, c.W)
+			v := x.Float32s()
+			for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				v[r.IntN(len(v))] = float32(f)
+			}
+			attrs := []ir.AttrOption{ir.Ints("kernel_shape", c.kh, 3), ir.Ints("strides", c.sh, 2),
+				ir.Ints("dilations", c.dh, 1), ir.Ints("pads", c.ph, 1, c.ph, c.padE), ir.Int("ceil_mode", c.ceil)}
+			spec := &nodeSpec{n: node("MaxPool", attrs, []*ir.Tensor{x}), pool: poolFor(1 + r.IntN(3))}
+			spec.in = []arg{{dt: ir.Float32, shape: x.Shape, ok: true}}
+			want, err := refTry(spec.n, []*ir.Tensor{x})
+			require.NoError(t, err)
+			spec.out = []arg{{dt: ir.Float32, shape: want.Shape, ok: true}}
+			g, ok := geom2(spec.n, x.Shape[2:], []int64{c.kh, 3}, c.ceil != 0)
+			require.True(t, ok)
+			if kernels.CurrentISA() >= kernels.AVX512 && !useMaxPool3(g[1], windowTaps(g[0])) {
+				t.Fatalf("%+v: not the 3-wide stride-2 kernel", c)
+			}
+			k := buildRowMaxPool(spec)
+			require.NotNil(t, k, "%+v", c)
+			out := []*ir.Tensor{ir.NewTensor(ir.Float32, want.Shape)}
+			require.NoError(t, k([]*ir.Tensor{x}, out, ir.AlignedBytes(spec.scratch)))
+			got, wv := out[0].Float32s(), want.Float32s()
+			for i := range wv {
+				if got[i] != wv[i] && !(got[i] != got[i] && wv[i] != wv[i]) {
+					t.Fatalf("%+v: y[%d] = %v, want %v", c, i, got[i], wv[i])
+				}
+			}
+		}
+	})
+}
+
 // refTry runs the reference kernel of n, returning its error.
 func refTry(n *ir.Node, in []*ir.Tensor) (*ir.Tensor, error) {
 	k, ok := ref.Lookup(n.Op)
@@ -92,7 +146,8 @@ func refTry(n *ir.Node, in []*ir.Tensor) (*ir.Tensor, error) {
 }
 
 // BenchmarkRowMaxPool times ResNet's stem MaxPool (64×112², 3×3 stride 2
-// pad 1) with the row kernel and with the tap-list kernel, alternating.
+// pad 1) with the 3-wide stride-2 row kernel (win3), the general row
+// kernel and the tap-list kernel, alternating.
 func BenchmarkRowMaxPool(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randF32(r, 1, 64, 112, 112)
@@ -106,19 +161,26 @@ func BenchmarkRowMaxPool(b *testing.B) {
 				return build(spec), ir.AlignedBytes(spec.scratch)
 			}
 			kNew, sNew := mk(buildRowMaxPool)
+			maxPool3Enabled = false
+			kRow, sRow := mk(buildRowMaxPool)
+			maxPool3Enabled = true
 			kOld, sOld := mk(buildFastMaxPool)
 			out := []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 64, 56, 56})}
 			in := []*ir.Tensor{x}
-			var dNew, dOld time.Duration
+			var dNew, dRow, dOld time.Duration
 			for b.Loop() {
 				t0 := time.Now()
 				_ = kNew(in, out, sNew)
 				t1 := time.Now()
+				_ = kRow(in, out, sRow)
+				t2 := time.Now()
 				_ = kOld(in, out, sOld)
 				dNew += t1.Sub(t0)
-				dOld += time.Since(t1)
+				dRow += t2.Sub(t1)
+				dOld += time.Since(t2)
 			}
-			b.ReportMetric(float64(dNew.Microseconds())/float64(b.N), "row-µs")
+			b.ReportMetric(float64(dNew.Microseconds())/float64(b.N), "win3-µs")
+			b.ReportMetric(float64(dRow.Microseconds())/float64(b.N), "row-µs")
 			b.ReportMetric(float64(dOld.Microseconds())/float64(b.N), "taps-µs")
 		})
 	}

@@ -19,7 +19,7 @@ import (
 func newCompileCmd() *cobra.Command {
 	var (
 		out, quantize, policy, printAfter, exName string
-		layers, pins                              []string
+		layers, pins, dims                        []string
 		report                                    bool
 	)
 	cmd := &cobra.Command{
@@ -29,7 +29,11 @@ func newCompileCmd() *cobra.Command {
 			"planning — and write the result to a plan file (default: MODEL with the extension\n" +
 			".wplan). `weft run FILE.wplan` runs it without compiling again; the weights are\n" +
 			"memory-mapped from the file. The same model and options always give the same\n" +
-			"bytes. --report prints what compilation did and what the plan costs.",
+			"bytes. --report prints what compilation did and what the plan costs.\n" +
+			"--dim SYM=N compiles a model with symbolic dimensions (dynamic batch or\n" +
+			"sequence) for those sizes: every shape static, fast kernels, planned memory.\n" +
+			"A plan left symbolic compiles a variant for each new binding when it runs\n" +
+			"(shape specialization), which costs time at its first run per shape.",
 	}
 	opts := addOptFlag(cmd)
 	placed, targeted := addPlaceFlags(cmd), addTargetFlag(cmd)
@@ -40,6 +44,7 @@ func newCompileCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&layers, "layers", nil, "quantize exactly these weights (constant or node names, comma-separated)")
 	cmd.Flags().StringArrayVar(&pins, "pin", nil, "run a node or op type on a device (NAME=DEVICE; repeatable)")
 	cmd.Flags().StringVar(&printAfter, "print-after", "", "print the IR text after this pass (names: "+strings.Join(passes.Names(), ", ")+")")
+	cmd.Flags().StringArrayVar(&dims, "dim", nil, "compile for size N of symbolic dimension SYM (SYM=N; repeatable)")
 	cmd.Flags().BoolVar(&report, "report", false, "print nodes before/after, what each pass changed, peak memory and cost estimates")
 	cmd.Flags().StringVar(&exName, "example", "", "compile a model built into weft instead of a file: "+exampleNames())
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
@@ -98,6 +103,15 @@ func newCompileCmd() *cobra.Command {
 			g = gr
 			if out == "" {
 				out = strings.TrimSuffix(src, filepath.Ext(src)) + weft.PlanExt
+			}
+		}
+		if len(dims) > 0 {
+			dimVals, err := parseDimFlags(dims)
+			if err != nil {
+				return err
+			}
+			if err := weft.BindDims(g, dimVals); err != nil {
+				return fmt.Errorf("%s: %w", src, err)
 			}
 		}
 		before := passes.CountNodes(g)

@@ -1,6 +1,6 @@
 // Command weft is the command line of the weft graph compiler and runtime.
 //
-//	weft compile MODEL [-o FILE.wplan] [-O N] [--quantize TYPE] [--policy P] [--layers a,b] [--print-after PASS] [--report] [--verify]
+//	weft compile MODEL [-o FILE.wplan] [-O N] [--dim SYM=N ...] [--quantize TYPE] [--policy P] [--layers a,b] [--print-after PASS] [--report] [--verify]
 //	weft run MODEL|FILE.wplan [--target cpu,vulkan] [--place RULE]... [--threads T] [--trace FILE.json] [--verify-weights] [--input NAME=FILE.npy ...] [--dim SYM=N ...] [--output-dir DIR] [-O N] [-v]
 //	weft run --example mlp
 //	weft inspect --example mlp

@@ -59,7 +59,8 @@ func newRunCmd() *cobra.Command {
 			"dtype, shape and a summary, plus timings. Inputs not given with --input get\n" +
 			"deterministic values seeded by the input's name: floats uniform in [-1,1),\n" +
 			"integers in [0,4), bools alternating true/false. Symbolic dimensions need\n" +
-			"--dim SYM=N (or an --input).",
+			"--dim SYM=N (or an --input); the run then uses a variant of the model compiled\n" +
+			"for those sizes (shape specialization; -v says so).",
 	}
 	baseOpts := addOptFlag(cmd)
 	placed, targeted := addPlaceFlags(cmd), addTargetFlag(cmd)
@@ -113,6 +114,9 @@ func newRunCmd() *cobra.Command {
 		} else {
 			o := opts()
 			o.VerifyWeights = verifyW
+			if verbose {
+				o.SpecializeLog = cmd.ErrOrStderr()
+			}
 			if m, err = weft.Open(args[0], o); err != nil {
 				return err
 			}

@@ -42,7 +42,7 @@ func benchGGUF(b *testing.B, seqs ...int) (*llm.Model, int) {
 	require.NoError(b, err)
 	var rs []llm.Runner
 	for _, s := range seqs {
-		g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity, KVType: kvT})
+		g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity, KVType: kvT, Ungrouped: os.Getenv("WEFT_BENCH_UNGROUPED") == "1"})
 		require.NoError(b, err)
 		r, err := weft.New(g, weft.Options{OptLevel: 2, Threads: threads})
 		require.NoError(b, err)
@@ -75,7 +75,9 @@ func BenchmarkGGUFPrefill(b *testing.B) {
 // BenchmarkGGUFDecode measures single-token decode steps (tok/s) of the
 // GGUF model named by $WEFT_BENCH_GGUF (e.g. one `weft mkllm` wrote), with
 // a cache of $WEFT_BENCH_CTX tokens (default 256) of $WEFT_BENCH_KV (f32,
-// f16 or q8_0; default f16) and $WEFT_BENCH_THREADS threads (default 2).
+// f16 or q8_0; default f16) and $WEFT_BENCH_THREADS threads (default 2);
+// WEFT_BENCH_UNGROUPED=1 builds one QMatMul per weight (no QMatMulGroup),
+// to compare the two in one session.
 // It is skipped without the model; use it with -cpuprofile to profile
 // decoding.
 func BenchmarkGGUFDecode(b *testing.B) {

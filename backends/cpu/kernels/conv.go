@@ -145,15 +145,21 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 	if isa >= AVX512 {
 		// Masked loads and stores handle every column edge: one kernel
 		// call per tile, with the epilogue fused.
+		// A last panel of at most 16 columns runs the half-width kernels.
 		full, last := convKernel(isa, nr, mr), convKernel(isa, nr, (i1-i0-1)%mr+1)
+		hFull, hLast := convKernelHalf(isa, nr, mr), convKernelHalf(isa, nr, (i1-i0-1)%mr+1)
 		if full != nil && last != nil {
 			for p0 := 0; p0 < ncols; p0 += nr {
 				mask := uint32(uint64(1)<<min(nr, ncols-p0) - 1)
 				bp := &b[p0]
+				f, l := full, last
+				if ncols-p0 <= 16 && hFull != nil && hLast != nil {
+					f, l = hFull, hLast
+				}
 				for ir := i0; ir < i1; ir += mr {
-					fn := full
+					fn := f
 					if i1-ir < mr {
-						fn = last
+						fn = l
 					}
 					ct := (ir-i0)*ldc + p0
 					var biasp, zp *float32
@@ -343,3 +349,8 @@ func PadCopyRows(dst []float32, ldd int, src []float32, lds, n, lpad, w, cs int)
 		clear(d[lpad+w:])
 	}
 }
+
+// ConvHalfPanels reports whether ConvGemm at the current ISA level runs a
+// last panel of at most 16 columns at half width (AVX-512), so that such a
+// panel costs about half a full one.
+func ConvHalfPanels() bool { return convKernelHalf(CurrentISA(), 32, 1) != nil }

@@ -37,6 +37,15 @@ func convKernel(isa ISA, nr, mr int) func(k int, a, b *float32, off *int, c *flo
 	return nil
 }
 
+// convKernelHalf returns the mr×16 variant of the AVX-512 kernel (for a
+// last panel of at most 16 columns), or nil.
+func convKernelHalf(isa ISA, nr, mr int) func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int) {
+	if isa >= AVX512 && nr == 32 && mr < len(conv512HalfKernels) {
+		return conv512HalfKernels[mr]
+	}
+	return nil
+}
+
 // convEpiArch runs the epilogue in assembly where the level has it.
 func convEpiArch(isa ISA, dst, src, z []float32, bias float32, relu bool) bool {
 	if isa < AVX512 || len(dst) == 0 {

@@ -47,6 +47,48 @@ func conv512x13(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32
 func conv512x14(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
 
 //go:noescape
+func conv512hx1(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx2(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx3(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx4(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx5(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx6(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx7(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx8(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx9(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx10(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx11(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx12(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx13(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
+func conv512hx14(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
+
+//go:noescape
 func conv256x1(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int)
 
 //go:noescape
@@ -122,6 +164,24 @@ var conv512Kernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc i
 	conv512x12,
 	conv512x13,
 	conv512x14,
+}
+
+var conv512HalfKernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int){
+	nil,
+	conv512hx1,
+	conv512hx2,
+	conv512hx3,
+	conv512hx4,
+	conv512hx5,
+	conv512hx6,
+	conv512hx7,
+	conv512hx8,
+	conv512hx9,
+	conv512hx10,
+	conv512hx11,
+	conv512hx12,
+	conv512hx13,
+	conv512hx14,
 }
 
 var conv256Kernels = [...]func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int){

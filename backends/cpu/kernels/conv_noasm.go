@@ -6,6 +6,10 @@ func convKernel(ISA, int, int) func(k int, a, b *float32, off *int, c *float32, 
 	return nil
 }
 
+func convKernelHalf(ISA, int, int) func(k int, a, b *float32, off *int, c *float32, ldc int, mask uint32, acc int, bias, z *float32, epi int) {
+	return nil
+}
+
 func convEpiArch(ISA, []float32, []float32, []float32, float32, bool) bool { return false }
 
 func convCompactArch([]float32, []float32, []float32, []int, float32, bool) bool { return false }

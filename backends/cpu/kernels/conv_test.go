@@ -15,6 +15,9 @@ func TestConvGemm(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
 		for _, c := range []struct{ M, K, ncols int }{
 			{1, 1, 1}, {14, 7, 32}, {15, 9, 33}, {64, 147, 70}, {29, 400, 17}, {50, 193, 100}, {6, 5, 16}, {7, 3, 5},
+			// last panels of at most 16 columns (the half-width kernels)
+			// under every row count
+			{64, 147, 112}, {27, 9, 48}, {13, 6, 16}, {100, 30, 80}, {41, 5, 15}, {12, 3, 41},
 		} {
 			t.Run(fmt.Sprint(c.M, c.K, c.ncols), func(t *testing.T) {
 				w := randFloats(r, c.M*c.K)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package weft
+
+const raceEnabled = false
