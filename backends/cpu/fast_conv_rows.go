@@ -74,7 +74,7 @@ func (j *implicitJob) rowTask(wk, t int) {
 			if kb == nb-1 {
 				e = epi
 			}
-			kernels.ConvGemm(cw, kb, i0, i1, b, p.off[k0:], p.OW-1, c, ohw, kb > 0, e)
+			kernels.ConvGemm(cw, kb, i0, i1, b, p.off[k0:], p.OW, c, ohw, kb > 0, e)
 		}
 		if p.act != nil {
 			for i := i0; i < i1; i++ {
