@@ -59,3 +59,31 @@ func TestImplicitConvRowMode(t *testing.T) {
 		}
 	})
 }
+
+// TestImplicitConvRowModeNoAllocs checks that a warm row-mode run (fused
+// tail with residual, 2 workers) allocates nothing.
+func TestImplicitConvRowModeNoAllocs(t *testing.T) {
+	if !kernels.ConvHalfPanels() {
+		t.Skip("no half panels at this ISA level: no row mode")
+	}
+	defer func(m int) { convTransMode = m }(convTransMode)
+	convTransMode = 1
+	r := rand.New(rand.NewPCG(33, 34))
+	x, w, b := randF32(r, 1, 3, 64, 64), randF32(r, 16, 3, 7, 7), randF32(r, 16)
+	attrs := []ir.AttrOption{ir.Ints("strides", 2, 2), ir.Ints("pads", 3, 3, 3, 3), ir.Str("activation", "Relu")}
+	y := refRun(t, nodeN("Conv", attrs[:2], []*ir.Tensor{x, w}, 1), []*ir.Tensor{x, w})[0]
+	z := randF32(r, y.Shape...)
+	spec := &nodeSpec{n: nodeN("FusedConv", attrs, []*ir.Tensor{x, w, b, z}, 1), pool: kernels.NewPool(2)}
+	defer spec.pool.Close()
+	spec.in = []arg{{dt: ir.Float32, shape: x.Shape, ok: true}, {dt: ir.Float32, shape: w.Shape, ok: true, c: w}, {dt: ir.Float32, shape: b.Shape, ok: true, c: b}, {dt: ir.Float32, shape: z.Shape, ok: true}}
+	spec.out = []arg{{dt: ir.Float32, shape: y.Shape, ok: true}}
+	p := planImplicitConv(spec, spec.input(3), nil, true)
+	require.NotNil(t, p)
+	require.Positive(t, p.rowsPer, "not in row mode")
+	k := buildFastFusedConv(spec)
+	require.NotNil(t, k)
+	scratch := ir.AlignedBytes(spec.scratch)
+	in, out := []*ir.Tensor{x, w, b, z}, []*ir.Tensor{ir.NewTensor(ir.Float32, y.Shape)}
+	require.NoError(t, k(in, out, scratch))
+	require.Less(t, testing.AllocsPerRun(50, func() { _ = k(in, out, scratch) }), 0.5)
+}

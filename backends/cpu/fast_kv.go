@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/ir/quant"
 )
@@ -274,11 +275,10 @@ func (j *kvAttnJob) Task(w, t int) {
 			} else {
 				scoresKV(qi, kt, D, m, sc)
 			}
-			mx := float32(math.Inf(-1))
 			for c := range sc {
 				sc[c] *= j.scale
-				mx = max(mx, sc[c])
 			}
+			mx := kernels.Max(sc)
 			state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 			acc := state[2:]
 			if mx > state[0] {
@@ -289,14 +289,8 @@ func (j *kvAttnJob) Task(w, t int) {
 					acc[i] *= corr
 				}
 			}
-			mx = state[0]
-			sum := state[1]
-			for c, v := range sc {
-				wgt := expKV(v - mx)
-				sc[c] = wgt
-				sum += wgt
-			}
-			state[1] = sum
+			// The weights e^(score−max) and their sum, in SIMD lanes.
+			state[1] += kernels.ExpSum(sc, state[0])
 			if half {
 				accumKVHalf(acc, sc, vh, Dv, m)
 			} else {

@@ -93,6 +93,8 @@ func TestKVAttentionMatchesReference(t *testing.T) {
 			{1, 4, 4, 7, 96, 64, 60},
 			{2, 4, 1, 3, 64, 32, 0},
 			{1, 2, 1, 2, 40, 12, 30}, // a head size with a remainder past the SIMD width
+			{1, 3, 3, 2, 50, 40, 30}, // 16-wide chunks and one of 8 in the four-row score kernel
+			{1, 2, 2, 1, 20, 8, 17},  // one chunk of 8 only
 		} {
 			if dt == ir.Q8_0 && tc.D%32 != 0 {
 				continue

@@ -70,6 +70,9 @@ func Assemble(dir string, now time.Time) (*Results, error) {
 	if err := r.addModels(filepath.Join(dir, "models")); err != nil {
 		return nil, err
 	}
+	if err := r.addLLM(filepath.Join(dir, "llm")); err != nil {
+		return nil, err
+	}
 	if err := r.addGemm(dir); err != nil {
 		return nil, err
 	}

@@ -13,17 +13,24 @@ func Table(w io.Writer, r *Results) {
 	if l := busy(r); l != "" {
 		fmt.Fprintf(w, "warning: the machine was busy around the run (%s); figures may be depressed\n", l)
 	}
-	fmt.Fprintf(w, "\n%-10s %3s %20s %20s %9s %9s\n", "model", "thr", "weft ms", "ORT ms", "weft/ORT", "(min)")
-	for _, m := range r.Models {
-		fmt.Fprintf(w, "%-10s %3d %20s %20s %9s %9s\n", m.Name, m.Threads, latency(m.Weft, m.WeftErr), latency(m.ORT, m.ORTErr),
-			ratio(m.Ratio, "x"), ratio(m.RatioMin, "x"))
+	if len(r.Models) > 0 {
+		fmt.Fprintf(w, "\n%-10s %3s %20s %20s %9s %9s\n", "model", "thr", "weft ms", "ORT ms", "weft/ORT", "(min)")
+		for _, m := range r.Models {
+			fmt.Fprintf(w, "%-10s %3d %20s %20s %9s %9s\n", m.Name, m.Threads, latency(m.Weft, m.WeftErr), latency(m.ORT, m.ORTErr),
+				ratio(m.Ratio, "x"), ratio(m.RatioMin, "x"))
+		}
 	}
-	fmt.Fprintf(w, "\n%-16s %3s %10s %10s %10s %12s %12s\n", "sgemm M×N×K", "thr", "weft kern", "weft graph", "OpenBLAS", "kern/OpenBLAS", "graph/OpenBLAS")
-	for _, s := range r.Sgemm {
-		fmt.Fprintf(w, "%-16s %3d %10s %10s %10s %12s %12s\n", s.Size, s.Threads, num(s.WeftKernel), num(s.WeftGraph),
-			num(s.OpenBLAS[s.OpenBLASBest]), ratio(s.Ratio, "x"), ratio(s.RatioGraph, "x"))
+	if len(r.Sgemm) > 0 {
+		fmt.Fprintf(w, "\n%-16s %3s %10s %10s %10s %12s %12s\n", "sgemm M×N×K", "thr", "weft kern", "weft graph", "OpenBLAS", "kern/OpenBLAS", "graph/OpenBLAS")
+		for _, s := range r.Sgemm {
+			fmt.Fprintf(w, "%-16s %3d %10s %10s %10s %12s %12s\n", s.Size, s.Threads, num(s.WeftKernel), num(s.WeftGraph),
+				num(s.OpenBLAS[s.OpenBLASBest]), ratio(s.Ratio, "x"), ratio(s.RatioGraph, "x"))
+		}
+		fmt.Fprintln(w, "(GFLOP/s; OpenBLAS is its best kernel setting, see the results file)")
 	}
-	fmt.Fprintln(w, "(GFLOP/s; OpenBLAS is its best kernel setting, see the results file)")
+	if len(r.LLM) > 0 {
+		llmTable(func(format string, a ...any) { fmt.Fprintf(w, format, a...) }, r.LLM)
+	}
 	if len(r.QGemv) > 0 {
 		fmt.Fprintf(w, "\n%-6s %-12s %3s %-5s %10s %10s\n", "qgemv", "N×K", "thr", "mode", "GB/s", "of read")
 		for _, q := range r.QGemv {
@@ -159,6 +166,10 @@ func Markdown(w io.Writer, r *Results, source string) {
 			p("| %s | %s | %d | %s | %s | %s |\n", q.DType, q.Shape, q.Threads, q.Mode, num(q.GBps), pct(q.Fraction))
 		}
 		p("\n")
+	}
+
+	if len(r.LLM) > 0 {
+		llmMarkdown(p, r.LLM)
 	}
 
 	if len(r.Errors) > 0 || len(r.Notes) > 0 {

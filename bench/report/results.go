@@ -30,6 +30,9 @@ type Results struct {
 	QGemv         []QGemvResult `json:"qgemv"`
 	Errors        []string      `json:"errors,omitempty"`
 	Notes         []string      `json:"notes,omitempty"`
+	// LLM is the language-model section (absent from files written before
+	// it existed, and when run.sh skipped it).
+	LLM []LLMResult `json:"llm,omitempty"`
 }
 
 // Machine describes where the run happened.

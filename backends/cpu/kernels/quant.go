@@ -53,32 +53,38 @@ func QuantizeActs(q *QuantizedActs, x []float32, ldx, M, K int) error {
 	}
 	q.qs, q.d, q.nsum = q.qs[:M*K], q.d[:nb], q.nsum[:nb]
 	q.g4ok, q.kx.ok4, q.kx.ok6 = 0, false, false
+	nbr := K / qBlock
 	for m := 0; m < M; m++ {
-		row := x[m*ldx : m*ldx+K]
-		for b := 0; b < K/qBlock; b++ {
-			blk := row[b*qBlock : (b+1)*qBlock]
-			var amax float32
-			for _, v := range blk {
-				amax = max(amax, float32(math.Abs(float64(v))))
-			}
-			d := amax / 127
-			var inv float32
-			if d != 0 {
-				inv = 1 / d
-			}
-			i := m*K/qBlock + b
-			qs := q.qs[i*qBlock : (i+1)*qBlock]
-			var s int32
-			for j, v := range blk {
-				r := int32(math.RoundToEven(float64(v * inv)))
-				r = min(127, max(-127, r))
-				qs[j] = int8(r)
-				s += r
-			}
-			q.d[i], q.nsum[i] = d, -s
-		}
+		quantActsRow(x[m*ldx:m*ldx+K], q.qs[m*K:(m+1)*K], q.d[m*nbr:(m+1)*nbr], q.nsum[m*nbr:(m+1)*nbr])
 	}
 	return nil
+}
+
+// quantActsGeneric is QuantizeActs' scalar loop for one row: per block of
+// 32, d = amax/127, q = round-half-even(x·(1/d)) clamped to [-127, 127],
+// nsum = -Σq. The SIMD kernels reproduce it bit for bit.
+func quantActsGeneric(row []float32, qrow []int8, ds []float32, nsums []int32) {
+	for b := range ds {
+		blk := row[b*qBlock : (b+1)*qBlock]
+		var amax float32
+		for _, v := range blk {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		d := amax / 127
+		var inv float32
+		if d != 0 {
+			inv = 1 / d
+		}
+		qs := qrow[b*qBlock : (b+1)*qBlock]
+		var s int32
+		for j, v := range blk {
+			r := int32(math.RoundToEven(float64(v * inv)))
+			r = min(127, max(-127, r))
+			qs[j] = int8(r)
+			s += r
+		}
+		ds[b], nsums[b] = d, -s
+	}
 }
 
 // qRowBytes returns the bytes of one K-long row of dt, or an error for

@@ -1,0 +1,322 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LLMBench is the object `weft bench MODEL.gguf --json` prints (the fields
+// this report uses; see cmd/weft/bench_llm.go).
+type LLMBench struct {
+	PrefillTokens int     `json:"prefill_tokens"`
+	DecodeTokens  int     `json:"decode_tokens"`
+	Ctx           int     `json:"ctx"`
+	KVType        string  `json:"kv_type"`
+	LoadMs        float64 `json:"load_ms"`
+	TTFTMs        float64 `json:"ttft_ms"`
+	PrefillTokS   float64 `json:"prefill_tok_s"`
+	DecodeTokS    float64 `json:"decode_tok_s"`
+	WeightBytes   int64   `json:"weight_bytes_per_token"`
+	// DecodeGBs is decode's weight traffic (WeightBytes × DecodeTokS).
+	DecodeGBs float64 `json:"decode_weight_gb_s"`
+	PeakRSS   int64   `json:"peak_rss_bytes,omitempty"`
+	KVBytes   int64   `json:"kv_cache_bytes"`
+	// RSSBudget is the bound on the peak RSS: weights + KV cache + 64 MiB.
+	RSSBudget int64 `json:"rss_budget_bytes"`
+	// ReadGBs is the streaming read bandwidth `weft bench` measured in the
+	// same process with the same threads; the fractions are of it.
+	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
+	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
+	DecodeBestTokS   float64 `json:"decode_best_tok_s,omitempty"`
+	DecodeBestBWFrac float64 `json:"decode_best_bandwidth_fraction,omitempty"`
+}
+
+// LLMResult is one language-model benchmark: a `weft mkllm` preset (random
+// weights) in one weight type at one thread count. MemoryCheck marks the
+// long-context run that checks the peak RSS against its bound; the others
+// measure speed. When run.sh repeated the benchmark (Runs > 1), Weft is
+// the run with the fastest decode, its prefill tok/s and time to first
+// token the best of all runs and its peak RSS the highest.
+type LLMResult struct {
+	Model       string    `json:"model"` // the mkllm preset
+	Type        string    `json:"type"`  // the matrices' weight type
+	Threads     int       `json:"threads"`
+	MemoryCheck bool      `json:"memory_check,omitempty"`
+	Runs        int       `json:"runs,omitempty"` // successful `weft bench` runs
+	Weft        *LLMBench `json:"weft,omitempty"`
+	Err         string    `json:"error,omitempty"`
+}
+
+// DecodeGoal is the share of the measured read bandwidth that Q4_0 decode
+// should move weights at.
+const DecodeGoal = 0.85
+
+// llmFile matches PRESET.TYPE[.ctxN].tT[.rN].EXT in the llm directory
+// (rN: the Nth repetition).
+var llmFile = regexp.MustCompile(`^([A-Za-z0-9_.-]+?)\.([a-z0-9_]+)(\.ctx\d+)?\.t(\d+)(?:\.r\d+)?\.(json|err)$`)
+
+// addLLM reads the `weft bench --json` outputs run.sh left in dir (absent
+// when the LLM section did not run: no rows, no error).
+func (r *Results) addLLM(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	byKey := map[string]*LLMResult{}
+	var keys []string
+	for _, e := range entries {
+		m := llmFile.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		threads, _ := strconv.Atoi(m[4])
+		key := fmt.Sprintf("%s\x00%s\x00%s\x00%04d", m[1], m[2], m[3], threads)
+		lr := byKey[key]
+		if lr == nil {
+			lr = &LLMResult{Model: m[1], Type: m[2], Threads: threads, MemoryCheck: m[3] != ""}
+			byKey[key] = lr
+			keys = append(keys, key)
+		}
+		path := filepath.Join(dir, e.Name())
+		if m[5] == "err" {
+			if msg := readErr(path); msg != "" {
+				lr.Err = msg
+			}
+			continue
+		}
+		var b LLMBench
+		if err := readJSON(path, &b); err != nil {
+			lr.Err = err.Error()
+			continue
+		}
+		lr.add(&b)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		ka, kb := byKey[a], byKey[b]
+		switch {
+		case ka.MemoryCheck != kb.MemoryCheck:
+			if kb.MemoryCheck {
+				return -1
+			}
+			return 1
+		case ka.Model != kb.Model:
+			return strings.Compare(ka.Model, kb.Model)
+		case ka.Type != kb.Type:
+			return typeRank(ka.Type) - typeRank(kb.Type)
+		}
+		return ka.Threads - kb.Threads
+	})
+	for _, k := range keys {
+		lr := byKey[k]
+		if lr.Weft != nil {
+			lr.Err = ""
+		} else if lr.Err == "" {
+			lr.Err = "no output"
+		}
+		r.LLM = append(r.LLM, *lr)
+	}
+	return nil
+}
+
+// add merges one run into l (see LLMResult).
+func (l *LLMResult) add(b *LLMBench) {
+	l.Runs++
+	w := l.Weft
+	if w == nil {
+		l.Weft = b
+		return
+	}
+	if b.DecodeTokS > w.DecodeTokS {
+		w, b = b, w
+		l.Weft = w
+	}
+	w.PrefillTokS = max(w.PrefillTokS, b.PrefillTokS)
+	if b.TTFTMs > 0 && (w.TTFTMs == 0 || b.TTFTMs < w.TTFTMs) {
+		w.TTFTMs = b.TTFTMs
+	}
+	w.PeakRSS = max(w.PeakRSS, b.PeakRSS)
+}
+
+// typeRank orders weight types from the smallest to the largest.
+func typeRank(t string) int {
+	order := []string{"q4_0", "q4_1", "q4_k", "q5_0", "q5_1", "q8_0", "bf16", "f16", "f32"}
+	if i := slices.Index(order, t); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
+// llmTable prints the LLM rows as plain text.
+func llmTable(p func(string, ...any), rows []LLMResult) {
+	p("\n%-12s %-5s %3s %10s %9s %10s %10s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
+		"wt GB/s", "of read", "fastest", "peak RSS")
+	for _, l := range rows {
+		if l.MemoryCheck {
+			continue
+		}
+		if l.Weft == nil {
+			p("%-12s %-5s %3d failed\n", l.Model, l.Type, l.Threads)
+			continue
+		}
+		b := l.Weft
+		p("%-12s %-5s %3d %10s %9s %10s %10s %8s %8s %9s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), pct(b.DecodeBWFrac), pct(b.DecodeBestBWFrac), mb(b.PeakRSS))
+	}
+	for _, l := range rows {
+		if !l.MemoryCheck {
+			continue
+		}
+		if l.Weft == nil {
+			p("memory check %s %s failed\n", l.Model, l.Type)
+			continue
+		}
+		b := l.Weft
+		p("memory check %s %s, %d+%d tokens in a %d-token cache: peak RSS %s, bound %s (%s)\n", l.Model, l.Type,
+			b.PrefillTokens, b.DecodeTokens, b.Ctx, mb(b.PeakRSS), mb(b.RSSBudget), withinBound(b))
+	}
+}
+
+// llmMarkdown writes the LLM section of docs/performance.md.
+func llmMarkdown(p func(string, ...any), rows []LLMResult) {
+	p("## LLM: prefill and decode\n\n")
+	p("`weft bench MODEL.gguf --json` on GGUF files written by `weft mkllm --preset P --type T`\n")
+	p("(random weights, llama.cpp's layout), the best of %s runs per row; a run is one greedy\n", llmRuns(rows))
+	p("generation after a 2-token warm-up: a prompt of %s tokens (**prefill** tok/s and time to\n", llmPrefill(rows))
+	p("first token, the best of the runs) then %s tokens decoded one at a time (**decode** tok/s,\n", llmDecode(rows))
+	p("and the columns after it, from the run with the fastest decode). Decode is memory-bound:\n")
+	p("**weights GB/s** is the weight bytes a token reads times decode tok/s, and **of read** its\n")
+	p("share of a streaming read measured by the same `weft bench` process with the same threads\n")
+	p("(*read GB/s*); the goal is Q4_0 decode at %.0f%% of it or more. *Fastest step* is the\n", 100*DecodeGoal)
+	p("quickest single decode step as the same share (other jobs on a shared machine disturb it\n")
+	p("least). Peak RSS is the whole process's, loading included (the highest of the runs).\n\n")
+	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | read GB/s | of read | fastest step | peak RSS |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range rows {
+		if l.MemoryCheck {
+			continue
+		}
+		if l.Weft == nil {
+			p("| %s | %s | %d | failed | | | | | | | |\n", l.Model, l.Type, l.Threads)
+			continue
+		}
+		b := l.Weft
+		of := pct(b.DecodeBWFrac)
+		if l.Type == "q4_0" && b.DecodeBWFrac > 0 {
+			of = "**" + of + "**"
+		}
+		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), num(b.ReadGBs), of, pct(b.DecodeBestBWFrac), mb(b.PeakRSS))
+	}
+	p("\n")
+	var mem []LLMResult
+	for _, l := range rows {
+		if l.MemoryCheck {
+			mem = append(mem, l)
+		}
+	}
+	if len(mem) > 0 {
+		p("Peak RSS at a long context: the bound is the weights a token reads, plus the KV cache at\n")
+		p("the benchmark's capacity, plus 64 MiB.\n\n")
+		p("| model | type | threads | prefill + decode | KV cache | peak RSS | bound | |\n")
+		p("|---|---|---:|---:|---:|---:|---:|---|\n")
+		for _, l := range mem {
+			if l.Weft == nil {
+				p("| %s | %s | %d | failed | | | | |\n", l.Model, l.Type, l.Threads)
+				continue
+			}
+			b := l.Weft
+			p("| %s | %s | %d | %d + %d in %d | %s (%s) | %s | %s | %s |\n", l.Model, l.Type, l.Threads, b.PrefillTokens, b.DecodeTokens,
+				b.Ctx, mb(b.KVBytes), b.KVType, mb(b.PeakRSS), mb(b.RSSBudget), withinBound(b))
+		}
+		p("\n")
+	}
+	failed := false
+	for _, l := range rows {
+		if l.Err != "" {
+			kind := ""
+			if l.MemoryCheck {
+				kind = " (memory check)"
+			}
+			p("- %s %s at %d thread%s%s failed: `%s`\n", l.Model, l.Type, l.Threads, plural(l.Threads), kind, oneLine(l.Err))
+			failed = true
+		}
+	}
+	if failed {
+		p("\n")
+	}
+	p("No peer runs in this section (llama.cpp is not installed on the bench machine). For\n")
+	p("context only — **quoted from the project's performance targets, not measured in this\n")
+	p("run**: llama.cpp on this machine class at 2 threads decodes the same 110M-parameter Llama in\n")
+	p("Q4_0 (~69 MB of weights) at ~450 tok/s (~31 GB/s, about 80%% of read bandwidth) and prefills\n")
+	p("128 tokens at ~2200 tok/s; its F16 and F32 decode move ~42 GB/s.\n\n")
+}
+
+func llmPrefill(rows []LLMResult) string {
+	return llmTokens(rows, func(b *LLMBench) int { return b.PrefillTokens })
+}
+func llmRuns(rows []LLMResult) string {
+	var lo, hi int
+	for _, l := range rows {
+		if l.MemoryCheck || l.Runs == 0 {
+			continue
+		}
+		if lo == 0 || l.Runs < lo {
+			lo = l.Runs
+		}
+		hi = max(hi, l.Runs)
+	}
+	if lo == hi {
+		return strconv.Itoa(hi)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func llmDecode(rows []LLMResult) string {
+	return llmTokens(rows, func(b *LLMBench) int { return b.DecodeTokens })
+}
+
+// llmTokens lists the distinct token counts of the speed rows ("128", or
+// "128/256" when runs differ).
+func llmTokens(rows []LLMResult, f func(*LLMBench) int) string {
+	var ns []int
+	for _, l := range rows {
+		if !l.MemoryCheck && l.Weft != nil && !slices.Contains(ns, f(l.Weft)) {
+			ns = append(ns, f(l.Weft))
+		}
+	}
+	if len(ns) == 0 {
+		return "N"
+	}
+	slices.Sort(ns)
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, "/")
+}
+
+func withinBound(b *LLMBench) string {
+	switch {
+	case b.PeakRSS == 0 || b.RSSBudget == 0:
+		return "n/a"
+	case b.PeakRSS <= b.RSSBudget:
+		return fmt.Sprintf("within, %.0f%% of it", 100*float64(b.PeakRSS)/float64(b.RSSBudget))
+	}
+	return fmt.Sprintf("**over**, %.0f%% of it", 100*float64(b.PeakRSS)/float64(b.RSSBudget))
+}
+
+// mb renders a byte count in MB (0 is "n/a": not reported).
+func mb(b int64) string {
+	if b <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f MB", float64(b)/1e6)
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAssembleLLM(t *testing.T) {
+	r, err := Assemble("testdata/raw", time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	type row struct {
+		model, typ string
+		threads    int
+		mem        bool
+		err        string
+	}
+	var got []row
+	for _, l := range r.LLM {
+		got = append(got, row{l.Model, l.Type, l.Threads, l.MemoryCheck, l.Err})
+	}
+	// Speed rows by model, then type from the smallest, then threads; the
+	// memory check last; README.txt is not a result; an empty .err next to
+	// a result is no error.
+	require.Equal(t, []row{
+		{"llama-110m", "q4_0", 1, false, ""},
+		{"llama-110m", "q4_0", 2, false, "exit status 1: weft: bench: out of cheese"},
+		{"llama-110m", "f16", 1, false, ""},
+		{"qwen2-0.5b", "q4_0", 1, false, ""},
+		{"llama-110m", "q4_0", 2, true, ""},
+	}, got)
+	// Two runs: decode from r2 (the faster decode), prefill and TTFT the
+	// best of both (r1's), peak RSS the higher (r1's).
+	require.Equal(t, 2, r.LLM[0].Runs)
+	q := r.LLM[0].Weft
+	require.Equal(t, LLMBench{PrefillTokens: 128, DecodeTokens: 64, Ctx: 193, KVType: "f16", LoadMs: 20, TTFTMs: 120,
+		PrefillTokS: 1100, DecodeTokS: 400, WeightBytes: 60000000, DecodeGBs: 24, PeakRSS: 108000000, KVBytes: 7000000,
+		RSSBudget: 134108864, ReadGBs: 30, DecodeBWFrac: 0.8, DecodeBestTokS: 450, DecodeBestBWFrac: 0.9}, *q)
+	require.Equal(t, 1, r.LLM[3].Runs)
+	require.Nil(t, r.LLM[1].Weft)
+	require.Equal(t, 2048, r.LLM[4].Weft.Ctx)
+}
+
+func TestAssembleLLMBadJSON(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "llm"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "llm", "tiny.q8_0.t1.json"), []byte("{"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "llm", "tiny.q8_0.t2.json"), nil, 0o644))
+	r, err := Assemble(dir, time.Now())
+	require.NoError(t, err)
+	require.Len(t, r.LLM, 2)
+	require.Contains(t, r.LLM[0].Err, "tiny.q8_0.t1.json")
+	require.Nil(t, r.LLM[0].Weft)
+	require.Equal(t, 2, r.LLM[1].Threads)
+	require.NotEmpty(t, r.LLM[1].Err)
+}
+
+func TestLLMRender(t *testing.T) {
+	r, err := Assemble("testdata/raw", time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, Write(path, r))
+	back, err := Read(path)
+	require.NoError(t, err)
+	require.Equal(t, r.LLM, back.LLM)
+
+	var buf bytes.Buffer
+	Markdown(&buf, back, "x.json")
+	md := buf.String()
+	for _, want := range []string{
+		"## LLM: prefill and decode\n",
+		"(random weights, llama.cpp's layout), the best of 1–2 runs per row;",
+		"a prompt of 128 tokens (**prefill** tok/s and time to\nfirst token, the best of the runs) then 64 tokens decoded",
+		"the goal is Q4_0 decode at 85% of it or more.",
+		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | read GB/s | of read | fastest step | peak RSS |",
+		// 60 MB × 400 tok/s = 24 GB/s, 80% of 30 GB/s; the fastest step 90%.
+		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 30.0 | **80%** | 90% | 108 MB |",
+		"| llama-110m | q4_0 | 2 | failed | | | | | | | |",
+		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | 27.5 | 80% | 88% | n/a |",
+		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | 28.0 | **70%** | 80% | 330 MB |",
+		// 180 MB of 202.1 MB: 89%.
+		"| llama-110m | q4_0 | 2 | 1920 + 64 in 2048 | 75 MB (f16) | 180 MB | 202 MB | within, 89% of it |",
+		"- llama-110m q4_0 at 2 threads failed: `exit status 1: weft: bench: out of cheese`",
+		"**quoted from the project's performance targets, not measured in this\nrun**",
+	} {
+		require.Contains(t, md, want)
+	}
+	require.Less(t, strings.Index(md, "## Quantized GEMV"), strings.Index(md, "## LLM"))
+	require.Less(t, strings.Index(md, "## LLM"), strings.Index(md, "## Notes"))
+
+	var tbl bytes.Buffer
+	Table(&tbl, back)
+	for _, want := range []string{
+		"llm          type  thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read  fastest  peak RSS",
+		"llama-110m   q4_0    1       1100       120        400       24.0      80%      90%    108 MB",
+		"llama-110m   q4_0    2 failed",
+		"memory check llama-110m q4_0, 1920+64 tokens in a 2048-token cache: peak RSS 180 MB, bound 202 MB (within, 89% of it)",
+	} {
+		require.Contains(t, tbl.String(), want)
+	}
+}
+
+// A results file from before the LLM section reads, and renders without it.
+func TestLLMOlderResults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"schema": 1, "date": "2026-11-30T11:56:34Z", "host": "vm",
+		"machine": {"cpu": "x", "cores": 2, "os": "linux/amd64"}, "versions": {}, "models": null, "sgemm": null,
+		"read_bandwidth": [{"threads": 1, "gb_per_s": 30}], "qgemv": null}`), 0o644))
+	r, err := Read(path)
+	require.NoError(t, err)
+	require.Nil(t, r.LLM)
+	var md, tbl bytes.Buffer
+	Markdown(&md, r, "old.json")
+	require.NotContains(t, md.String(), "## LLM")
+	Table(&tbl, r)
+	require.NotContains(t, tbl.String(), "llm ")
+}
+
+// Merging runs does not depend on their order.
+func TestLLMAdd(t *testing.T) {
+	slow := LLMBench{DecodeTokS: 10, DecodeGBs: 1, PrefillTokS: 500, TTFTMs: 50, PeakRSS: 300}
+	fast := LLMBench{DecodeTokS: 20, DecodeGBs: 2, PrefillTokS: 400, TTFTMs: 0, PeakRSS: 200}
+	want := LLMBench{DecodeTokS: 20, DecodeGBs: 2, PrefillTokS: 500, TTFTMs: 50, PeakRSS: 300}
+	for _, order := range [][2]LLMBench{{slow, fast}, {fast, slow}} {
+		var l LLMResult
+		a, b := order[0], order[1]
+		l.add(&a)
+		l.add(&b)
+		require.Equal(t, 2, l.Runs)
+		require.Equal(t, want, *l.Weft)
+	}
+}
+
+func TestWithinBound(t *testing.T) {
+	for _, c := range []struct {
+		rss, bound int64
+		want       string
+	}{
+		{0, 100, "n/a"},
+		{50, 0, "n/a"},
+		{50, 100, "within, 50% of it"},
+		{100, 100, "within, 100% of it"},
+		{150, 100, "**over**, 150% of it"},
+	} {
+		require.Equal(t, c.want, withinBound(&LLMBench{PeakRSS: c.rss, RSSBudget: c.bound}), "%d/%d", c.rss, c.bound)
+	}
+}
