@@ -25,6 +25,7 @@
 # BENCH_LLM (1; 0 skips the LLM section), BENCH_LLM_BIG=1 (also qwen2-0.5b in
 # q8_0 and f16: minutes and ~1.5 GB more disk), BENCH_LLM_MODELS
 # ("PRESET:TYPE ..."), BENCH_LLM_PREFILL (128), BENCH_LLM_DECODE (64),
+# BENCH_LLM_REPEAT (3: runs per row, the report keeps the best),
 # BENCH_LLM_CTX (2048, the memory check's cache), BENCH_LLM_MEM
 # ("llama-110m:q4_0"; empty skips the memory check), BENCH_ONLY (sections to
 # run, e.g. "llm" or "models,gemm"; of models, llm, gemm, numpy; default all),
@@ -53,6 +54,7 @@ LLM_PREFILL=${BENCH_LLM_PREFILL:-128}
 LLM_DECODE=${BENCH_LLM_DECODE:-64}
 LLM_CTX=${BENCH_LLM_CTX:-2048}
 LLM_MEM=${BENCH_LLM_MEM-llama-110m:q4_0}
+LLM_REPEAT=${BENCH_LLM_REPEAT:-3}
 LLM_SEED=1
 
 # want SECTION: whether BENCH_ONLY (empty: everything) names it.
@@ -147,8 +149,10 @@ if [ "$LLM" != 0 ] && want llm; then
 			continue
 		fi
 		for t in $THREADS; do
-			say "llm $preset $typ: prefill $LLM_PREFILL, decode $LLM_DECODE, $t thread(s)"
-			llm_bench "$preset.$typ.t$t" "$file" --prefill "$LLM_PREFILL" --decode "$LLM_DECODE" --threads "$t"
+			say "llm $preset $typ: prefill $LLM_PREFILL, decode $LLM_DECODE, $t thread(s), $LLM_REPEAT run(s)"
+			for r in $(seq "$LLM_REPEAT"); do
+				llm_bench "$preset.$typ.t$t.r$r" "$file" --prefill "$LLM_PREFILL" --decode "$LLM_DECODE" --threads "$t"
+			done
 		done
 	done
 	for spec in $LLM_MEM; do
@@ -161,7 +165,7 @@ if [ "$LLM" != 0 ] && want llm; then
 		say "llm $preset $typ: peak RSS at a $LLM_CTX-token context, $last_t thread(s)"
 		llm_bench "$base" "$file" --prefill $((LLM_CTX - LLM_DECODE - 64)) --decode "$LLM_DECODE" --ctx "$LLM_CTX" --threads "$last_t"
 	done
-	note "The LLM section took $(($(date +%s) - llm_start))s (model files cached in $CACHE/llm; one generation per row, threads: $THREADS)."
+	note "The LLM section took $(($(date +%s) - llm_start))s (model files cached in $CACHE/llm; best of $LLM_REPEAT runs per row, threads: $THREADS)."
 fi
 
 if want gemm; then

@@ -103,7 +103,12 @@ func qRowBytes(dt ir.DType, K int) (int, error) {
 	if K%qBlock != 0 {
 		return 0, fmt.Errorf("kernels: quantized matmul: K=%d is not a multiple of %d", K, qBlock)
 	}
-	return K / qBlock * dt.BlockBytes(), nil
+	// The block sizes as constants: DType.BlockBytes is a map lookup, and
+	// this runs on every QMatMul call (every task of a QMatMulGroup).
+	if dt == ir.Q4_0 {
+		return K / qBlock * 18, nil
+	}
+	return K / qBlock * 34, nil
 }
 
 // QMatMul computes y[m, n] = Σ_k x[m, k]·w[n, k] for block-quantized

@@ -366,77 +366,64 @@ func (j *sgemmJob) Task(_, t int) {
 			packA(apk, j.a, j.lda, i0, mcb, k0, kcb, j.mr)
 		}
 		acc := j.acc || kb > 0
-		iacc := 0
-		if acc {
-			iacc = 1
-		}
-		if j.hasEpi && k0+kcb == K {
-			j.lastBlockEpi(i0, mcb, p0, p1, kb, kcb, apk, acc, s)
+		full := mcb / j.mr * j.mr // rows covered by whole mr-row tiles
+		if !j.hasEpi || k0+kcb < K {
+			for p := p0; p < p1; p++ {
+				j.panelTiles(i0, mcb, full, p, kb, kcb, apk, acc, s)
+			}
 			continue
 		}
-		full := mcb / j.mr * j.mr // rows covered by whole mr-row tiles
-		for p := p0; p < p1; p++ {
-			bp := pb.panel(kb, p)
-			n0 := p * j.nr
-			ncols := min(j.nr, pb.N-n0)
-			ir := 0
-			// Hot loop: whole tiles straight into the assembly kernel.
-			if fn := j.fullKernel; fn != nil && (ncols == j.nr || j.isa == AVX512) && full > 0 {
-				mask := uint32(uint64(1)<<ncols - 1)
-				cs := j.c[(i0+full-1)*j.ldc+n0 : (i0+full-1)*j.ldc+n0+ncols] // bounds check of the last row
-				_ = cs
-				for ; ir < full; ir += j.mr {
-					fn(kcb, &apk[ir*kcb], &bp[0], &j.c[(i0+ir)*j.ldc+n0], j.ldc, mask, iacc)
-				}
+		// The last K block with the epilogue: panels in groups, each
+		// group's columns finished for the whole M block and then given
+		// the epilogue while still in cache (L1/L2), in row segments long
+		// enough to amortize the vector kernels' set-up.
+		group := max((epiMinCols+j.nr-1)/j.nr, epiGroupBytes/(4*mcb*j.nr))
+		for g0 := p0; g0 < p1; g0 += group {
+			g1 := min(g0+group, p1)
+			for p := g0; p < g1; p++ {
+				j.panelTiles(i0, mcb, full, p, kb, kcb, apk, acc, s)
 			}
-			for ; ir < mcb; ir += j.mr {
-				rows := min(j.mr, mcb-ir)
-				ap := apk[ir*kcb : (ir+rows)*kcb]
-				j.micro(rows, ncols, kcb, ap, bp, j.c[(i0+ir)*j.ldc+n0:], acc, s)
-			}
+			c0 := g0 * j.nr
+			j.epi.apply(j.c, j.ldc, i0, mcb, c0, min(g1*j.nr, pb.N)-c0)
 		}
 	}
 	scratchPool.Put(s)
 }
 
-// epiGroupBytes bounds the B panels (of one K block) that lastBlockEpi
-// cycles through per row strip: they must stay in L2.
-const epiGroupBytes = 256 << 10
+// The epilogue runs over groups of column panels: at least epiMinCols
+// columns (a row segment per vector-kernel call), and as many more as keep
+// the group's block of C within epiGroupBytes.
+const (
+	epiMinCols    = 64
+	epiGroupBytes = 64 << 10
+)
 
-// lastBlockEpi computes the last K block of rows [i0, i0+mcb) × panels
-// [p0, p1) with the epilogue fused. The panels go in groups whose B
-// stays in L2; within a group the loop runs row strips outermost, so each
-// strip of mr rows × the group's columns is finished across the group,
-// then gets its epilogue while still in L1, in row segments long enough
-// to amortize the vector kernels' set-up.
-func (j *sgemmJob) lastBlockEpi(i0, mcb, p0, p1, kb, kcb int, apk []float32, acc bool, s *sgemmScratch) {
+// panelTiles computes rows [i0, i0+mcb) of column panel p for K block kb
+// (kcb deep, A packed in apk); full is the number of rows covered by whole
+// mr-row tiles.
+func (j *sgemmJob) panelTiles(i0, mcb, full, p, kb, kcb int, apk []float32, acc bool, s *sgemmScratch) {
 	pb := j.pb
-	iacc := 0
-	if acc {
-		iacc = 1
-	}
-	group := max(1, epiGroupBytes/(4*kcb*j.nr))
-	for g0 := p0; g0 < p1; g0 += group {
-		g1 := min(g0+group, p1)
-		c0, c1 := g0*j.nr, min(g1*j.nr, pb.N)
-		for ir := 0; ir < mcb; ir += j.mr {
-			rows := min(j.mr, mcb-ir)
-			ap := apk[ir*kcb : (ir+rows)*kcb]
-			crow := (i0 + ir) * j.ldc
-			for p := g0; p < g1; p++ {
-				bp := pb.panel(kb, p)
-				n0 := p * j.nr
-				ncols := min(j.nr, pb.N-n0)
-				if fn := j.fullKernel; fn != nil && rows == j.mr && (ncols == j.nr || j.isa == AVX512) {
-					cs := j.c[crow+(rows-1)*j.ldc+n0 : crow+(rows-1)*j.ldc+n0+ncols] // bounds check of the last row
-					_ = cs
-					fn(kcb, &ap[0], &bp[0], &j.c[crow+n0], j.ldc, uint32(uint64(1)<<ncols-1), iacc)
-				} else {
-					j.micro(rows, ncols, kcb, ap, bp, j.c[crow+n0:], acc, s)
-				}
-			}
-			j.epi.apply(j.c, j.ldc, i0+ir, rows, c0, c1-c0)
+	bp := pb.panel(kb, p)
+	n0 := p * j.nr
+	ncols := min(j.nr, pb.N-n0)
+	ir := 0
+	// Hot loop: whole tiles straight into the assembly kernel.
+	if fn := j.fullKernel; fn != nil && (ncols == j.nr || j.isa == AVX512) && full > 0 {
+		iacc := 0
+		if acc {
+			iacc = 1
 		}
+		mask := uint32(uint64(1)<<ncols - 1)
+		cs := j.c[(i0+full-1)*j.ldc+n0 : (i0+full-1)*j.ldc+n0+ncols] // bounds check of the last row
+		_ = cs
+		for ; ir < full; ir += j.mr {
+			fn(kcb, &apk[ir*kcb], &bp[0], &j.c[(i0+ir)*j.ldc+n0], j.ldc, mask, iacc)
+		}
+	}
+	for ; ir < mcb; ir += j.mr {
+		rows := min(j.mr, mcb-ir)
+		ap := apk[ir*kcb : (ir+rows)*kcb]
+		j.micro(rows, ncols, kcb, ap, bp, j.c[(i0+ir)*j.ldc+n0:], acc, s)
 	}
 }
 
