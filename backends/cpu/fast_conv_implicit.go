@@ -103,15 +103,8 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !sameShape(ks, kernel) {
 		return nil
 	}
-	g, ok := geom2(s.n, x.shape[2:], kernel, false)
+	g, ok := geomFor(s.n, x.shape, y.shape, int64(M), kernel, false)
 	if !ok {
-		return nil
-	}
-	want := []int64{int64(N), int64(M)}
-	for d := 2 - r; d < 2; d++ {
-		want = append(want, int64(g[d].out))
-	}
-	if !sameShape(want, y.shape) {
 		return nil
 	}
 	gh, gw := g[0], g[1]

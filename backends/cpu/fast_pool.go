@@ -22,15 +22,11 @@ func buildFastMaxPool(s *nodeSpec) intoKernel {
 	if r < 1 || r > 2 || len(kernel) != r {
 		return nil
 	}
-	g, ok := geom2(s.n, x.shape[2:], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
+	g, ok := geomFor(s.n, x.shape, y.shape, x.shape[1], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
 	if !ok {
 		return nil
 	}
-	want := []int64{x.shape[0], x.shape[1]}
-	for d := 2 - r; d < 2; d++ {
-		want = append(want, int64(g[d].out))
-	}
-	if !sameShape(want, y.shape) || !g[0].everyWindowReads() || !g[1].everyWindowReads() {
+	if !g[0].everyWindowReads() || !g[1].everyWindowReads() {
 		return nil
 	}
 	j := maxPoolJob{gh: g[0], gw: g[1], planes: int(x.shape[0] * x.shape[1])}

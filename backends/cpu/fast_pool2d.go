@@ -32,16 +32,12 @@ func buildRowMaxPool(s *nodeSpec) intoKernel {
 	if r < 1 || r > 2 || len(kernel) != r || s.n.AttrInt("storage_order", 0) != 0 {
 		return nil
 	}
-	g, ok := geom2(s.n, x.shape[2:], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
+	g, ok := geomFor(s.n, x.shape, y.shape, x.shape[1], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
 	if !ok {
 		return nil
 	}
-	want := []int64{x.shape[0], x.shape[1]}
-	for d := 2 - r; d < 2; d++ {
-		want = append(want, int64(g[d].out))
-	}
 	gh, gw := g[0], g[1]
-	if !sameShape(want, y.shape) || !gh.everyWindowReads() || !gw.everyWindowReads() || gw.stride > 2 {
+	if !gh.everyWindowReads() || !gw.everyWindowReads() || gw.stride > 2 {
 		return nil
 	}
 	j := rowPoolJob{gh: gh, gw: gw, planes: int(x.shape[0] * x.shape[1])}

@@ -18,6 +18,20 @@ type axis2 struct {
 	in, k, stride, dil, padB, padE, out int
 }
 
+// geomFor is geom2 for a node whose output y is [N, ch, out...] for an
+// input x [N, C, in...]: false also when y's shape is not that.
+func geomFor(n *ir.Node, x, y []int64, ch int64, kernel []int64, ceil bool) ([2]axis2, bool) {
+	g, ok := geom2(n, x[2:], kernel, ceil)
+	if !ok {
+		return g, false
+	}
+	want := []int64{x[0], ch}
+	for d := 2 - (len(x) - 2); d < 2; d++ {
+		want = append(want, int64(g[d].out))
+	}
+	return g, sameShape(want, y)
+}
+
 // geom2 resolves strides, dilations, pads and auto_pad for a 1-D or 2-D
 // window op, with the reference's rules (see ref/nn/geom.go); ok=false for
 // anything it does not handle. 1-D ops get a unit leading axis.
@@ -139,15 +153,8 @@ func buildConv(s *nodeSpec) intoKernel {
 	if b.ok && !sameShape(b.shape, []int64{int64(M)}) {
 		return nil
 	}
-	g, ok := geom2(s.n, x.shape[2:], kernel, false)
+	g, ok := geomFor(s.n, x.shape, y.shape, int64(M), kernel, false)
 	if !ok {
-		return nil
-	}
-	want := []int64{int64(N), int64(M)}
-	for d := 2 - r; d < 2; d++ {
-		want = append(want, int64(g[d].out))
-	}
-	if !sameShape(want, y.shape) {
 		return nil
 	}
 	gh, gw := g[0], g[1]
@@ -311,7 +318,7 @@ func buildPool(s *nodeSpec) intoKernel {
 		return nil
 	}
 	isMax := s.n.Op == "MaxPool"
-	g, ok := geom2(s.n, x.shape[2:], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
+	g, ok := geomFor(s.n, x.shape, y.shape, x.shape[1], kernel, s.n.AttrInt("ceil_mode", 0) != 0)
 	if !ok {
 		return nil
 	}
@@ -320,13 +327,6 @@ func buildPool(s *nodeSpec) intoKernel {
 	}
 	includePad := s.n.AttrInt("count_include_pad", 0) != 0
 	NC := int(x.shape[0] * x.shape[1])
-	want := []int64{x.shape[0], x.shape[1]}
-	for d := 2 - r; d < 2; d++ {
-		want = append(want, int64(g[d].out))
-	}
-	if !sameShape(want, y.shape) {
-		return nil
-	}
 	gh, gw := g[0], g[1]
 	if !gh.everyWindowReads() || !gw.everyWindowReads() {
 		return nil // the reference reports the empty window
