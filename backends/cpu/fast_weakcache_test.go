@@ -30,32 +30,22 @@ func TestPackCacheDropsUnmappedSources(t *testing.T) {
 	require.NoError(t, err)
 	w := unsafe.Slice((*float32)(unsafe.Pointer(&data[0])), k*n)
 	lo := uintptr(unsafe.Pointer(&data[0]))
-	cached := func() (b, c int) {
-		packMu.Lock()
-		for key := range packCache {
-			if key.src == lo {
-				b++
-			}
-		}
-		packMu.Unlock()
-		convPackMu.Lock()
-		for key := range convPackCache {
-			if key.src == lo {
-				c++
-			}
-		}
-		convPackMu.Unlock()
-		return b, c
+	cached := func() (b, c, t int) {
+		return packCache.countAt(lo), convPackCache.countAt(lo), convPackTCache.countAt(lo)
 	}
 	p := sharedPackB(w, n, k, n, false)
 	cw := sharedConvWeights(w, n, k)
-	b, c := cached()
+	ct := sharedConvWeightsT(w, n, k)
+	b, c, tr := cached()
 	require.Equal(t, 1, b, "packed-B cache entry for the mapped weight")
 	require.Equal(t, 1, c, "conv cache entry for the mapped weight")
+	require.Equal(t, 1, tr, "transposed conv cache entry for the mapped weight")
 	require.NoError(t, unmap())
-	b, c = cached()
+	b, c, tr = cached()
 	require.Zero(t, b, "packed-B entry must leave with its mapping")
 	require.Zero(t, c, "conv entry must leave with its mapping")
+	require.Zero(t, tr, "transposed conv entry must leave with its mapping")
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(cw)
+	runtime.KeepAlive(ct)
 }
