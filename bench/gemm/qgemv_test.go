@@ -7,31 +7,14 @@ import (
 	"testing"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
+	"github.com/weftrt/weft/internal/membw"
 	"github.com/weftrt/weft/ir"
 )
 
 // streamBytes is the size of the read-bandwidth buffer and the least total
 // size of the weight copies the "cold" GEMV benchmarks cycle through, so
 // that neither fits in the 32 MiB L3.
-const streamBytes = 256 << 20
-
-// sumWords is a plain streaming read: eight independent uint64 sums so the
-// loop is bound by memory, not by an add chain.
-func sumWords(x []uint64) uint64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
-	for i := 0; i+8 <= len(x); i += 8 {
-		v := x[i : i+8 : i+8]
-		s0 += v[0]
-		s1 += v[1]
-		s2 += v[2]
-		s3 += v[3]
-		s4 += v[4]
-		s5 += v[5]
-		s6 += v[6]
-		s7 += v[7]
-	}
-	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
-}
+const streamBytes = membw.Bytes
 
 var sink uint64
 
@@ -48,7 +31,7 @@ func BenchmarkReadBandwidth(b *testing.B) {
 			defer pool.Close()
 			parts := make([]uint64, threads)
 			chunk := len(buf) / threads
-			run := func(i int) { parts[i] = sumWords(buf[i*chunk : (i+1)*chunk]) }
+			run := func(i int) { parts[i] = membw.SumWords(buf[i*chunk : (i+1)*chunk]) }
 			pool.Run(threads, run)
 			b.ResetTimer()
 			cpu0 := cpuSeconds()

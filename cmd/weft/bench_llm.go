@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/internal/membw"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/runtime/llm"
 )
@@ -63,7 +64,7 @@ type llmBenchResult struct {
 	KVBytes   int64 `json:"kv_cache_bytes"`
 	RSSBudget int64 `json:"rss_budget_bytes"`
 	// ReadGBs is the streaming read bandwidth measured in the same run
-	// with the same threads (streamBandwidth), and DecodeBWFrac the share of
+	// with the same threads (membw.Read), and DecodeBWFrac the share of
 	// it that decode's weight traffic reached.
 	ReadGBs      float64 `json:"read_bandwidth_gb_s,omitempty"`
 	DecodeBWFrac float64 `json:"decode_bandwidth_fraction,omitempty"`
@@ -153,7 +154,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if met.DecodeFastest > 0 {
 		r.DecodeBestTokS = 1 / met.DecodeFastest.Seconds()
 	}
-	if r.ReadGBs = streamBandwidth(threads); r.ReadGBs > 0 {
+	if r.ReadGBs = membw.Read(threads); r.ReadGBs > 0 {
 		r.DecodeBWFrac = r.DecodeGBs / r.ReadGBs
 		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.DecodeBestTokS / 1e9 / r.ReadGBs
 	}
