@@ -71,10 +71,20 @@ var dtypeInfo = [numDTypes]struct {
 	Q6_K:     {"q6_k", 0},
 }
 
-// blockInfo gives elements per block and bytes per block of the quantized types.
-var blockInfo = map[DType][2]int{
+// blockInfo gives elements per block and bytes per block of the quantized
+// types (zero for the others). An array, not a map: Bytes runs on every
+// node of every run.
+var blockInfo = [numDTypes][2]int{
 	Q8_0: {32, 34}, Q4_0: {32, 18}, Q4_1: {32, 20}, Q5_0: {32, 22}, Q5_1: {32, 24},
 	Q4_K: {256, 144}, Q5_K: {256, 176}, Q6_K: {256, 210},
+}
+
+// block returns d's block geometry and whether d is block-quantized.
+func (d DType) block() ([2]int, bool) {
+	if d < numDTypes && blockInfo[d][0] != 0 {
+		return blockInfo[d], true
+	}
+	return [2]int{}, false
 }
 
 // String returns the short name used in the text form (f32, i64, bool, ...).
@@ -86,11 +96,11 @@ func (d DType) String() string {
 }
 
 // IsQuantized reports whether d is a block-quantized type.
-func (d DType) IsQuantized() bool { _, ok := blockInfo[d]; return ok }
+func (d DType) IsQuantized() bool { _, ok := d.block(); return ok }
 
 // BlockSize returns the elements per block (1 for plain types).
 func (d DType) BlockSize() int {
-	if b, ok := blockInfo[d]; ok {
+	if b, ok := d.block(); ok {
 		return b[0]
 	}
 	return 1
@@ -98,7 +108,7 @@ func (d DType) BlockSize() int {
 
 // BlockBytes returns the bytes per block (Size for plain types).
 func (d DType) BlockBytes() int {
-	if b, ok := blockInfo[d]; ok {
+	if b, ok := d.block(); ok {
 		return b[1]
 	}
 	return d.Size()
