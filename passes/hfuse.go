@@ -28,9 +28,11 @@ const hfuseMinMembers = 2
 // the Split go where the group's first node was (every input is X or a
 // constant, so they may move up); the Split's outputs are the original
 // output values, so names, graph outputs and readers are unchanged. The
-// weights and biases left unused are removed by a later dce. Split copies
-// Y once (about 1% of the GEMM's time for the projections of a transformer
-// block, measured at 1 thread).
+// weights and biases left unused are removed by a later dce. The merge
+// saves n-1 packings of X and hand-offs to the pool per group but the Split
+// copies Y once (the runtime has no views): on BERT-4l (the Q, K and V
+// projections, M=128, 3×768 columns) the net effect measured within noise
+// (±2%) at 1 and 2 threads.
 func hfusePass(g *ir.Graph, ctx *Context) (Change, error) {
 	uses := ctx.Uses()
 	var ch Change

@@ -35,8 +35,8 @@ var passes = [...]Pass{
 	{Name: "patterns", Fn: patternsPass, Level: 2},
 	{Name: "convbn", Fn: convBNPass, Level: 2},
 	{Name: "fuse", Fn: fusePass, Level: 2},
-	{Name: "hfuse", Fn: hfusePass, Level: 2},
 	{Name: "quantize", Fn: quantizePass, Required: true}, // a no-op unless Options.Quantize is set
+	{Name: "hfuse", Fn: hfusePass, Level: 2},
 	{Name: "final-dce", Fn: dcePass, Level: 1},
 }
 
@@ -54,9 +54,11 @@ var passOrder = [...][2]string{
 	{"patterns", "fuse"},
 	{"convbn", "fuse"},
 	// hfuse merges FusedMatMuls, so their bias and activation must already
-	// be fused; quantize then sees the merged weight.
+	// be fused; quantize must see the weights by their own names (its
+	// policy and --layers pick them by name), and hfuse leaves quantized
+	// weights alone.
 	{"fuse", "hfuse"},
-	{"hfuse", "quantize"},
+	{"quantize", "hfuse"},
 	// folding makes shape arithmetic constant, which simplify and the
 	// pattern matchers rely on.
 	{"fold", "simplify"},

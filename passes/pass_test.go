@@ -26,7 +26,7 @@ func TestPipelineLevels(t *testing.T) {
 	require.Equal(t, []string{"infer", "quantize"}, pipelineNames(0))
 	require.Equal(t, []string{"infer", "identity", "dce", "fold", "simplify", "cse", "quantize", "final-dce"}, pipelineNames(1))
 	require.Equal(t, []string{"infer", "identity", "dce", "lower", "lower-dce", "fold", "simplify", "cse",
-		"patterns", "convbn", "fuse", "hfuse", "quantize", "final-dce"}, pipelineNames(2))
+		"patterns", "convbn", "fuse", "quantize", "hfuse", "final-dce"}, pipelineNames(2))
 	require.Equal(t, pipelineNames(MaxLevel), Names())
 }
 

@@ -150,8 +150,10 @@ func SgemmPackedBuf(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []fl
 }
 
 // Epilogue is the elementwise tail of a GEMM, applied by SgemmPackedEpi to
-// each tile of C as soon as its last K block is accumulated, while the
-// tile is still in cache, by the task that computed it:
+// each block of C (the rows of one M block × a group of column panels, at
+// least 64 columns and about 64 KiB) as soon as its last K block is
+// accumulated, while the block is still in cache, by the task that
+// computed it:
 //
 //	C = Act(Relu(C + Bias + Z))
 //
@@ -166,8 +168,8 @@ type Epilogue struct {
 	LDZ int
 	// Relu clamps negative results to 0 after the additions.
 	Relu bool
-	// Act, when non-nil, is applied in place to row segments of C (at
-	// most one tile wide) after everything else; it must be elementwise.
+	// Act, when non-nil, is applied in place to row segments of C (one
+	// block wide) after everything else; it must be elementwise.
 	Act func(y []float32)
 }
 
@@ -222,8 +224,9 @@ func (e *Epilogue) check(M, N int) {
 }
 
 // SgemmPackedEpi is SgemmPackedBuf followed by the epilogue epi (nil: none),
-// fused: each tile of C gets its epilogue right after its last K block,
-// inside the same task, so C is written once and never read back.
+// fused: each block of C gets its epilogue right after its last K block,
+// inside the same task, so there is no second pass over C and no second
+// hand-off to the pool.
 func SgemmPackedEpi(pool *Pool, M int, a []float32, lda int, pb *PackedB, c []float32, ldc int, accumulate bool, abuf []float32, epi *Epilogue) {
 	K, N := pb.K, pb.N
 	checkMatrix("A", a, M, K, lda)
