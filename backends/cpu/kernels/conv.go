@@ -142,7 +142,7 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 		iacc = 1
 	}
 	a := cw.data[k0*cw.M:]
-	if isa >= AVX512 {
+	if isa == AVX512 { // AVX512 is the top amd64 level; arm64 levels number above it
 		// Masked loads and stores handle every column edge: one kernel
 		// call per tile, with the epilogue fused.
 		// A last panel of at most 16 columns runs the half-width kernels.
@@ -193,7 +193,7 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 			}
 			fn := convKernel(isa, nr, rows)
 			switch {
-			case fn != nil && isa >= AVX512:
+			case fn != nil && isa == AVX512:
 				fn(kcb, &ap[0], &b[p0], &off[0], &cp[0], ldc, uint32(uint64(1)<<pc-1), iacc, bp, zp, flags)
 				continue
 			case fn != nil && full && pc == nr:
