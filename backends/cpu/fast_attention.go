@@ -14,6 +14,9 @@ func init() { registerIntoFirst(buildFastAttention, "Attention") }
 // S = Q·Kᵀ (K packed transposed into scratch), a stable softmax of each
 // score row with the scale, mask and causal rule applied, then Y = P·V.
 // Heads run in parallel on the pool, each worker with its own scratch.
+// When the Sq×Skv scores of a head would pass attnTiledMinScores floats,
+// it runs tiles of queries and keys with an online softmax instead
+// (fast_attention_tiled.go), in scratch independent of Skv.
 func buildFastAttention(s *nodeSpec) intoKernel {
 	q, k, v, mask, y := s.input(0), s.input(1), s.input(2), s.input(3), s.out[0]
 	if len(s.in) > 4 || len(s.out) != 1 || !q.ok || !k.ok || !v.ok || !allF32(q, k, v, y) {
@@ -54,10 +57,26 @@ func buildFastAttention(s *nodeSpec) intoKernel {
 		j.scale = float64(s.n.AttrFloat("scale", 0))
 	}
 	j.causal = s.n.AttrInt("is_causal", 0) != 0
-	// Per worker: K packed transposed, then the Sq×Skv scores (rounded to
-	// whole cache lines).
+	// Per worker: K and V packed, then the Sq×Skv scores (rounded to whole
+	// cache lines); past attnTiledMinScores a tile of each instead, with
+	// the accumulators of a query tile (fast_attention_tiled.go).
 	var l layout
-	j.pkOff, j.pvOff, j.scOff = l.add(kernels.PackedBLen(D, Skv)), l.add(kernels.PackedBLen(Skv, Dv)), l.add(Sq*Skv)
+	j.tasks = B * H
+	if Sq*Skv > attnTiledMinScores {
+		j.tiled = true
+		j.tq, j.tk = min(attnTileQ, Sq), min(attnTileK, Skv)
+		// Enough query chunks per head for two tasks per worker, each
+		// chunk whole query tiles.
+		nqt := (Sq + j.tq - 1) / j.tq
+		nqc := min(nqt, max(1, (2*s.pool.Workers()+B*H-1)/(B*H)))
+		j.qcRows = (nqt + nqc - 1) / nqc * j.tq
+		j.nqc = (Sq + j.qcRows - 1) / j.qcRows
+		j.tasks *= j.nqc
+		j.pkOff, j.pvOff, j.scOff = l.add(kernels.PackedBLen(D, j.tk)), l.add(kernels.PackedBLen(j.tk, Dv)), l.add(j.tq*j.tk)
+		j.mlOff = l.add(2 * j.qcRows)
+	} else {
+		j.pkOff, j.pvOff, j.scOff = l.add(kernels.PackedBLen(D, Skv)), l.add(kernels.PackedBLen(Skv, Dv)), l.add(Sq*Skv)
+	}
 	j.per = l.n
 	workers := s.pool.Workers()
 	s.scratch = workers * j.per * 4
@@ -78,7 +97,7 @@ func buildFastAttention(s *nodeSpec) intoKernel {
 		}
 		job.buf = f32View(scratch, workers*j.per)
 		job.Sk = job.keysSeen()
-		pool.RunTasks(B*H, job)
+		pool.RunTasks(j.tasks, job)
 		*job = attnJob{pbs: pbs}
 		attnJobs.Put(job)
 		return nil
@@ -94,6 +113,11 @@ type attnJob struct {
 	hasMask, boolMask         bool
 	mst                       [4]int // mask strides over [B, H, Sq, Skv]
 	pkOff, pvOff, scOff, per  int
+	tasks                     int               // B·H, times nqc when tiled
+	tiled                     bool              // the online-softmax path over tiles
+	tq, tk                    int               // tiled: query and key tile sizes
+	qcRows, nqc               int               // tiled: query rows per task, tasks per head
+	mlOff                     int               // tiled: the row maxima and sums
 	pbs                       []kernels.PackedB // two per worker
 	q, k, v, y                []float32
 	mf                        []float32
@@ -103,8 +127,12 @@ type attnJob struct {
 
 var attnJobs = sync.Pool{New: func() any { return new(attnJob) }}
 
-// Task computes one head.
+// Task computes one head (one query tile of one head when tiled).
 func (j *attnJob) Task(w, t int) {
+	if j.tiled {
+		j.tiledTask(w, t)
+		return
+	}
 	b, h := t/j.H, t%j.H
 	Sq, Skv, Sk, D, Dv := j.Sq, j.Skv, j.Sk, j.D, j.Dv
 	kvh := b*j.Hkv + h/(j.H/j.Hkv)
