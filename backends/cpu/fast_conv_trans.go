@@ -25,12 +25,18 @@ var transMaxPixels = 256
 // the transposed one, 2 always (for tests and benchmarks).
 var convTransMode = 0
 
+// convTransChunks lets a task of the transposed path cover a chunk of the
+// tiles when there are too few panels to go round (a variable so that
+// benchmarks can compare it with whole-panel tasks).
+var convTransChunks = true
+
 // transConv is the transposed path's part of an implicitConv plan.
 type transConv struct {
-	cw      *kernels.ConvWeightsT // constant weights, packed once; nil: per run
-	wOff    int                   // scratch offset of runtime weights
-	layout  *kernels.ConvTLayout  // B row offsets, tiles, output pixels
-	per     int                   // panels per task
+	cw      *kernels.ConvWeightsT  // constant weights, packed once; nil: per run
+	wOff    int                    // scratch offset of runtime weights
+	layouts []*kernels.ConvTLayout // per tile chunk: B row offsets, tiles, output pixels
+	pix     [][2]int               // per tile chunk: its output pixels [lo, hi)
+	per     int                    // panels per task
 	tasks   int
 	tempLen int // floats of one worker's partial tiles
 	tempOff int
@@ -66,24 +72,68 @@ func (p *implicitConv) planTrans(w arg, l *layout, workers int) {
 			dst[v] = oh*p.OW + ow
 		}
 	}
-	tr.layout = kernels.NewConvTLayout(p.off, dst, p.transTiles())
+	tiles := p.transTiles()
 	panels := (p.M + 31) / 32
-	tasks := 1
+	tasks, chunks := 1, 1
 	if workers > 1 {
+		// At least 4 tasks per worker: runs of panels, or where there are
+		// too few panels (64 or 128 channels on a large plane), each panel
+		// over chunks of the tiles.
 		tasks = min(panels, 4*workers)
+		if panels < 4*workers && convTransChunks {
+			chunks = min(len(tiles), (4*workers+panels-1)/panels)
+		}
 	}
 	tr.per = (panels + tasks - 1) / tasks
-	tr.tasks = (panels + tr.per - 1) / tr.per
-	tr.tempLen = kernels.ConvTTempLen(tr.layout.Tiles())
+	tr.tasks = (panels + tr.per - 1) / tr.per * chunks
+	most := 0
+	for c := 0; c < chunks; c++ {
+		ts := tiles[c*len(tiles)/chunks : (c+1)*len(tiles)/chunks]
+		tr.layouts = append(tr.layouts, kernels.NewConvTLayout(p.off, dst, ts))
+		tr.pix = append(tr.pix, tilePixels(ts, dst))
+		most = max(most, len(ts))
+	}
+	tr.tempLen = kernels.ConvTTempLen(most)
 	tr.tempOff = l.add(workers * tr.tempLen)
 	p.temp = false
 	p.tr = tr
 }
 
-// transTask runs panels [t·per, (t+1)·per) of the transposed GEMM over all
-// virtual columns.
+// tilePixels returns the range [lo, hi) of the output pixels of the
+// columns of tiles (dst as for kernels.NewConvTLayout); tiles in column
+// order cover consecutive pixels, so consecutive runs of tiles split the
+// plane into consecutive ranges.
+func tilePixels(tiles []kernels.ConvTTile, dst []int) [2]int {
+	lo, hi := -1, -1
+	for _, t := range tiles {
+		h := (t.N + 1) / 2
+		for r := 0; r < t.N; r++ {
+			v := t.V0 + r
+			if r >= h {
+				v = t.V0 + t.Second + r - h
+			}
+			if d := dst[v]; d >= 0 {
+				if lo < 0 {
+					lo = d
+				}
+				hi = d + 1
+			}
+		}
+	}
+	if lo < 0 {
+		return [2]int{}
+	}
+	return [2]int{lo, hi}
+}
+
+// transTask runs panels [t·per, (t+1)·per) of the transposed GEMM over
+// one chunk of the tiles (t%chunks; all of them with one chunk).
 func (j *implicitJob) transTask(wk, t int) {
 	p, tr := j.p, j.p.tr
+	chunks := len(tr.layouts)
+	ch := t % chunks
+	t /= chunks
+	layout, pix := tr.layouts[ch], tr.pix[ch]
 	epi := &j.epis[wk]
 	*epi = kernels.ConvEpi{Bias: j.bias, Z: j.z, Relu: p.relu}
 	if !p.bias && !p.z && !p.relu {
@@ -93,11 +143,11 @@ func (j *implicitJob) transTask(wk, t int) {
 	tmp := j.temp[wk*tr.tempLen : (wk+1)*tr.tempLen]
 	p0, p1 := t*tr.per, min((t+1)*tr.per, j.cwt.Panels())
 	for pn := p0; pn < p1; pn++ {
-		kernels.ConvGemmT(j.cwt, pn, tr.layout, j.buf, tmp, j.y, ohw, epi)
+		kernels.ConvGemmT(j.cwt, pn, layout, j.buf, tmp, j.y, ohw, epi)
 	}
 	if p.act != nil {
 		for m := p0 * 32; m < min(p.M, p1*32); m++ {
-			p.act(j.y[m*ohw : (m+1)*ohw])
+			p.act(j.y[m*ohw+pix[0] : m*ohw+pix[1]])
 		}
 	}
 }
