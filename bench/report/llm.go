@@ -26,7 +26,11 @@ type LLMBench struct {
 	DecodeGBs float64 `json:"decode_weight_gb_s"`
 	PeakRSS   int64   `json:"peak_rss_bytes,omitempty"`
 	KVBytes   int64   `json:"kv_cache_bytes"`
-	// RSSBudget is the bound on the peak RSS: weights + KV cache + 64 MiB.
+	// TouchedBytes is the model file's pages resident after the run (the
+	// weights it touched; absent in older results and off Linux).
+	TouchedBytes int64 `json:"touched_weight_bytes,omitempty"`
+	// RSSBudget is the bound on the peak RSS: the touched weights (or,
+	// without TouchedBytes, the weights a token reads) + KV cache + 64 MiB.
 	RSSBudget int64 `json:"rss_budget_bytes"`
 	// ReadGBs is the streaming read bandwidth `weft bench` measured in the
 	// same process with the same threads; the fractions are of it.
@@ -223,8 +227,17 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		}
 	}
 	if len(mem) > 0 {
-		p("Peak RSS at a long context: the bound is the weights a token reads, plus the KV cache at\n")
-		p("the benchmark's capacity, plus 64 MiB.\n\n")
+		touched := false
+		for _, l := range mem {
+			touched = touched || l.Weft != nil && l.Weft.TouchedBytes > 0
+		}
+		if touched {
+			p("Peak RSS at a long context: the bound is the touched weights (the model file's pages\n")
+			p("resident after the run), plus the KV cache at the benchmark's capacity, plus 64 MiB.\n\n")
+		} else {
+			p("Peak RSS at a long context: the bound is the weights a token reads, plus the KV cache at\n")
+			p("the benchmark's capacity, plus 64 MiB.\n\n")
+		}
 		p("| model | type | threads | prefill + decode | KV cache | peak RSS | bound | |\n")
 		p("|---|---|---:|---:|---:|---:|---:|---|\n")
 		for _, l := range mem {
