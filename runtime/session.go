@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -204,7 +205,7 @@ func (s *Session) RunInto(ctx context.Context, inputs, outputs []*ir.Tensor) err
 		if t == dst {
 			continue
 		}
-		if t.DType != dst.DType || !equalShape(t.Shape, dst.Shape) || len(t.Data) != len(dst.Data) {
+		if t.DType != dst.DType || !slices.Equal(t.Shape, dst.Shape) || len(t.Data) != len(dst.Data) {
 			return fmt.Errorf("runtime: output %q is %v, the caller's tensor is %v", s.outName[i], t, dst)
 		}
 		copy(dst.Data, t.Data)
@@ -327,18 +328,6 @@ func (s *Session) put(st *runState) {
 	s.mu.Lock()
 	s.free = append(s.free, st)
 	s.mu.Unlock()
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // bind checks the caller's inputs against the graph's declared inputs and

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -57,11 +58,11 @@ func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 		return nil
 	}
 	N, C, M := int(x.shape[0]), int(x.shape[1]), int(w.shape[0])
-	if int(w.shape[1]) != C || b.ok && !sameShape(b.shape, []int64{int64(M)}) || z.ok && !sameShape(z.shape, y.shape) {
+	if int(w.shape[1]) != C || b.ok && !slices.Equal(b.shape, []int64{int64(M)}) || z.ok && !slices.Equal(z.shape, y.shape) {
 		return nil
 	}
 	kernel := w.shape[2:]
-	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !sameShape(ks, kernel) {
+	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, kernel) {
 		return nil
 	}
 	g, ok := geomFor(s.n, x.shape, y.shape, int64(M), kernel, false)

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -96,11 +97,11 @@ func planImplicitConv(s *nodeSpec, z arg, act func([]float32), relu bool) *impli
 		return nil // grouped convs need constant weights (packed per group)
 	}
 	N, C, M := int(x.shape[0]), int(x.shape[1]), int(w.shape[0])
-	if C%G != 0 || M%G != 0 || int(w.shape[1]) != C/G || b.ok && !sameShape(b.shape, []int64{int64(M)}) || z.ok && !sameShape(z.shape, y.shape) {
+	if C%G != 0 || M%G != 0 || int(w.shape[1]) != C/G || b.ok && !slices.Equal(b.shape, []int64{int64(M)}) || z.ok && !slices.Equal(z.shape, y.shape) {
 		return nil
 	}
 	kernel := w.shape[2:]
-	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !sameShape(ks, kernel) {
+	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, kernel) {
 		return nil
 	}
 	g, ok := geomFor(s.n, x.shape, y.shape, int64(M), kernel, false)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -61,11 +62,11 @@ func kvPositions(t *ir.Tensor, P int) ([]int64, error) {
 func buildKVCacheUpdate(s *nodeSpec) intoKernel {
 	c, nw, pos, y := s.input(0), s.input(1), s.input(2), s.out[0]
 	if len(s.in) != 3 || len(s.out) != 1 || !kvCacheOK(c) || !nw.ok || nw.dt != ir.Float32 || len(nw.shape) != 4 ||
-		!pos.ok || pos.dt != ir.Int64 || y.dt != c.dt || !sameShape(y.shape, c.shape) {
+		!pos.ok || pos.dt != ir.Int64 || y.dt != c.dt || !slices.Equal(y.shape, c.shape) {
 		return nil
 	}
 	B, H, P, D, S := int(c.shape[0]), int(c.shape[1]), int(c.shape[2]), int(c.shape[3]), int(nw.shape[2])
-	if !sameShape(nw.shape, []int64{int64(B), int64(H), int64(S), int64(D)}) || !sameShape(pos.shape, []int64{int64(B), int64(S)}) {
+	if !slices.Equal(nw.shape, []int64{int64(B), int64(H), int64(S), int64(D)}) || !slices.Equal(pos.shape, []int64{int64(B), int64(S)}) {
 		return nil
 	}
 	dt := c.dt
@@ -154,9 +155,9 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 	}
 	B, H, S, D := int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(q.shape[3])
 	Hkv, P, Dv := int(k.shape[1]), int(k.shape[2]), int(v.shape[3])
-	if int(k.shape[0]) != B || int(k.shape[3]) != D || !sameShape(v.shape, []int64{int64(B), int64(Hkv), int64(P), int64(Dv)}) ||
-		Hkv == 0 || H%Hkv != 0 || !sameShape(pos.shape, []int64{int64(B), int64(S)}) ||
-		!sameShape(y.shape, []int64{int64(B), int64(H), int64(S), int64(Dv)}) {
+	if int(k.shape[0]) != B || int(k.shape[3]) != D || !slices.Equal(v.shape, []int64{int64(B), int64(Hkv), int64(P), int64(Dv)}) ||
+		Hkv == 0 || H%Hkv != 0 || !slices.Equal(pos.shape, []int64{int64(B), int64(S)}) ||
+		!slices.Equal(y.shape, []int64{int64(B), int64(H), int64(S), int64(Dv)}) {
 		return nil
 	}
 	j := kvAttnJob{B: B, H: H, Hkv: Hkv, S: S, D: D, Dv: Dv, P: P, dt: k.dt}

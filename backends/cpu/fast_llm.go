@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/weftrt/weft/ir"
@@ -27,7 +28,7 @@ func init() {
 func buildQGather(s *nodeSpec) intoKernel {
 	t, idx, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !t.ok || !idx.ok || idx.dt != ir.Int64 || y.dt != ir.Float32 || len(t.shape) != 2 ||
-		t.dt == ir.Float32 || !quant.Decodable(t.dt) || !sameShape(y.shape, append(append([]int64{}, idx.shape...), t.shape[1])) {
+		t.dt == ir.Float32 || !quant.Decodable(t.dt) || !slices.Equal(y.shape, append(append([]int64{}, idx.shape...), t.shape[1])) {
 		return nil
 	}
 	V, D := int(t.shape[0]), int(t.shape[1])
@@ -60,7 +61,7 @@ func buildQGather(s *nodeSpec) intoKernel {
 // and whose Scale is one row of the last dim (any leading 1s).
 func buildFastRMSNorm(s *nodeSpec) intoKernel {
 	x, sc, y := s.input(0), s.input(1), s.out[0]
-	if len(s.in) != 2 || len(s.out) != 1 || !allF32(x, sc, y) || len(x.shape) == 0 || !sameShape(x.shape, y.shape) {
+	if len(s.in) != 2 || len(s.out) != 1 || !allF32(x, sc, y) || len(x.shape) == 0 || !slices.Equal(x.shape, y.shape) {
 		return nil
 	}
 	r := len(x.shape)
@@ -100,7 +101,7 @@ func buildFastRMSNorm(s *nodeSpec) intoKernel {
 // ids.
 func buildFastRope(s *nodeSpec) intoKernel {
 	x, cs, sn, pos, y := s.input(0), s.input(1), s.input(2), s.input(3), s.out[0]
-	if len(s.in) != 4 || len(s.out) != 1 || !allF32(x, cs, sn, y) || !pos.ok || pos.dt != ir.Int64 || len(x.shape) != 4 || !sameShape(x.shape, y.shape) {
+	if len(s.in) != 4 || len(s.out) != 1 || !allF32(x, cs, sn, y) || !pos.ok || pos.dt != ir.Int64 || len(x.shape) != 4 || !slices.Equal(x.shape, y.shape) {
 		return nil
 	}
 	B, H, S, D := int(x.shape[0]), int(x.shape[1]), int(x.shape[2]), int(x.shape[3])
@@ -111,7 +112,7 @@ func buildFastRope(s *nodeSpec) intoKernel {
 	half := R / 2
 	inter := s.n.AttrInt("interleaved", 0)
 	if R < 0 || R > D || R%2 != 0 || (inter != 0 && inter != 1) || len(cs.shape) != 2 || int(cs.shape[1]) != half ||
-		!sameShape(cs.shape, sn.shape) || !sameShape(pos.shape, []int64{int64(B), int64(S)}) {
+		!slices.Equal(cs.shape, sn.shape) || !slices.Equal(pos.shape, []int64{int64(B), int64(S)}) {
 		return nil
 	}
 	maxPos := int(cs.shape[0])

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -108,7 +109,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	}
 	for o := range s.out {
 		want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(sh.ns[o]))
-		if s.out[o].dt != ir.Float32 || !sameShape(want, s.out[o].shape) {
+		if s.out[o].dt != ir.Float32 || !slices.Equal(want, s.out[o].shape) {
 			return nil
 		}
 	}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -69,7 +70,7 @@ func fastMatMul(s *nodeSpec, a, b, bias arg, act func([]float32), relu bool) int
 		want = append(want, int64(M))
 	}
 	want = append(want, int64(N))
-	if !sameShape(want, y.shape) {
+	if !slices.Equal(want, y.shape) {
 		return nil
 	}
 	// The bias: a row vector [N] (leading 1s allowed) or a scalar.

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -39,7 +40,7 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 		return nil
 	}
 	want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(N))
-	if !sameShape(want, y.shape) || int64(len(w.c.Data)) != w.dt.Bytes(int64(N)*int64(K)) {
+	if !slices.Equal(want, y.shape) || int64(len(w.c.Data)) != w.dt.Bytes(int64(N)*int64(K)) {
 		return nil
 	}
 	M := numel(x.shape) / K

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/ir"
 )
@@ -27,7 +29,7 @@ func buildFastHalfQMatMul(s *nodeSpec) intoKernel {
 		return nil
 	}
 	want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(N))
-	if !sameShape(want, y.shape) || len(w.c.Data) != 2*N*K {
+	if !slices.Equal(want, y.shape) || len(w.c.Data) != 2*N*K {
 		return nil
 	}
 	M := 0

@@ -148,19 +148,6 @@ func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 // numel is the element count of a static shape.
 func numel(s []int64) int { return int(ir.NumElements(s)) }
 
-// sameShape reports whether two shapes are equal.
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // normAxis resolves a possibly negative axis against rank (ok=false when
 // out of range).
 func normAxis(axis int64, rank int) (int, bool) {

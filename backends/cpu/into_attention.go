@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -28,7 +29,7 @@ func buildAttention(s *nodeSpec) intoKernel {
 	B, H, Sq, D := int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(q.shape[3])
 	Hkv, Skv, Dv := int(k.shape[1]), int(k.shape[2]), int(v.shape[3])
 	if int(k.shape[0]) != B || int(v.shape[0]) != B || int(k.shape[3]) != D || int(v.shape[1]) != Hkv || int(v.shape[2]) != Skv ||
-		Hkv == 0 || H%Hkv != 0 || Dv > maxAttnHead || !sameShape(y.shape, []int64{int64(B), int64(H), int64(Sq), int64(Dv)}) {
+		Hkv == 0 || H%Hkv != 0 || Dv > maxAttnHead || !slices.Equal(y.shape, []int64{int64(B), int64(H), int64(Sq), int64(Dv)}) {
 		return nil
 	}
 	var mst [4]int // mask strides over [B, H, Sq, Skv]

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -77,7 +78,7 @@ func buildChain(s *nodeSpec) intoKernel {
 	okType := func(dt ir.DType) bool { return dt == ir.Float32 || dt == ir.Bool }
 	fitsOut := func(shape []int64) bool {
 		b, err := ref.BroadcastShapes(shape, y.shape)
-		return err == nil && sameShape(b, y.shape)
+		return err == nil && slices.Equal(b, y.shape)
 	}
 	reg := map[*ir.Value]int{}
 	var init []float64

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/weftrt/weft/ir"
@@ -29,7 +30,7 @@ func geomFor(n *ir.Node, x, y []int64, ch int64, kernel []int64, ceil bool) ([2]
 	for d := 2 - (len(x) - 2); d < 2; d++ {
 		want = append(want, int64(g[d].out))
 	}
-	return g, sameShape(want, y)
+	return g, slices.Equal(want, y)
 }
 
 // geom2 resolves strides, dilations, pads and auto_pad for a 1-D or 2-D
@@ -147,10 +148,10 @@ func buildConv(s *nodeSpec) intoKernel {
 		return nil
 	}
 	kernel := w.shape[2:]
-	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !sameShape(ks, kernel) {
+	if ks := s.n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, kernel) {
 		return nil
 	}
-	if b.ok && !sameShape(b.shape, []int64{int64(M)}) {
+	if b.ok && !slices.Equal(b.shape, []int64{int64(M)}) {
 		return nil
 	}
 	g, ok := geomFor(s.n, x.shape, y.shape, int64(M), kernel, false)
@@ -383,7 +384,7 @@ func buildGlobalPool(s *nodeSpec) intoKernel {
 	for range x.shape[2:] {
 		want = append(want, 1)
 	}
-	if !sameShape(want, y.shape) {
+	if !slices.Equal(want, y.shape) {
 		return nil
 	}
 	NC, S := int(x.shape[0]*x.shape[1]), numel(x.shape[2:])

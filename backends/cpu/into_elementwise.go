@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
@@ -19,7 +20,7 @@ func init() {
 // transcendental functions are evaluated in float64 and rounded once, as
 // the reference does.
 func buildUnary(s *nodeSpec) intoKernel {
-	if len(s.in) != 1 || len(s.out) != 1 || !s.in[0].ok || !allF32(s.in[0], s.out[0]) || !sameShape(s.in[0].shape, s.out[0].shape) {
+	if len(s.in) != 1 || len(s.out) != 1 || !s.in[0].ok || !allF32(s.in[0], s.out[0]) || !slices.Equal(s.in[0].shape, s.out[0].shape) {
 		return nil
 	}
 	switch s.n.Op {
@@ -172,10 +173,10 @@ type bcast struct {
 
 func newBcast(a, b, y []int64) (*bcast, bool) {
 	shape, err := ref.BroadcastShapes(a, b)
-	if err != nil || !sameShape(shape, y) {
+	if err != nil || !slices.Equal(shape, y) {
 		return nil, false
 	}
-	bc := &bcast{contiguous: sameShape(a, y) && sameShape(b, y)}
+	bc := &bcast{contiguous: slices.Equal(a, y) && slices.Equal(b, y)}
 	if len(y) == 0 {
 		bc.inner, bc.rows, bc.sa, bc.sb = 1, 1, 0, 0
 		return bc, true

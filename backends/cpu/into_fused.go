@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/weftrt/weft/ir"
 )
@@ -130,7 +131,7 @@ func addBias(bc *bcast, y, z []float32) {
 // residual Z (Conv's output shape), then the activation.
 func buildFusedConv(s *nodeSpec) intoKernel {
 	z, y := s.input(3), s.out[0]
-	if len(s.in) > 4 || len(s.out) != 1 || !allF32(z, y) || z.ok && !sameShape(z.shape, y.shape) {
+	if len(s.in) > 4 || len(s.out) != 1 || !allF32(z, y) || z.ok && !slices.Equal(z.shape, y.shape) {
 		return nil
 	}
 	act, ok := fusedAct(s.n)

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -75,7 +76,7 @@ func buildTranspose(s *nodeSpec) intoKernel {
 		seen[p] = true
 		st[i], want[i] = inSt[p], x.shape[p]
 	}
-	if !sameShape(want, y.shape) {
+	if !slices.Equal(want, y.shape) {
 		return nil
 	}
 	es := x.dt.Size()
@@ -339,7 +340,7 @@ func buildGather(s *nodeSpec) intoKernel {
 		return nil
 	}
 	want := append(append(append([]int64{}, x.shape[:axis]...), idx.shape...), x.shape[axis+1:]...)
-	if !sameShape(want, y.shape) {
+	if !slices.Equal(want, y.shape) {
 		return nil
 	}
 	es := x.dt.Size()

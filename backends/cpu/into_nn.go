@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -45,7 +46,7 @@ func buildMatMul(s *nodeSpec) intoKernel {
 	if len(b.shape) > 1 {
 		want = append(want, int64(N))
 	}
-	if !sameShape(want, y.shape) {
+	if !slices.Equal(want, y.shape) {
 		return nil
 	}
 	nb := numel(batch)
@@ -102,7 +103,7 @@ func gemvRow(row, a, B []float32, N int) {
 // float64, rounded once.
 func buildSoftmax(s *nodeSpec) intoKernel {
 	x, y := s.input(0), s.out[0]
-	if len(s.in) != 1 || len(s.out) != 1 || !allF32(x, y) || !sameShape(x.shape, y.shape) {
+	if len(s.in) != 1 || len(s.out) != 1 || !allF32(x, y) || !slices.Equal(x.shape, y.shape) {
 		return nil
 	}
 	rank := len(x.shape)
@@ -164,7 +165,7 @@ func buildSoftmax(s *nodeSpec) intoKernel {
 // reference keeps them in float64, which agrees to a few 1e-7 relative.
 func buildLayerNorm(s *nodeSpec) intoKernel {
 	x, sc, bias, y := s.input(0), s.input(1), s.input(2), s.out[0]
-	if len(s.out) != 1 || !x.ok || !sc.ok || !allF32(x, sc, bias, y) || !sameShape(x.shape, y.shape) {
+	if len(s.out) != 1 || !x.ok || !sc.ok || !allF32(x, sc, bias, y) || !slices.Equal(x.shape, y.shape) {
 		return nil
 	}
 	if st := s.n.AttrInt("stash_type", 1); st != 1 {
@@ -269,5 +270,5 @@ func coversTrailing(p, norm []int64) bool {
 			return false
 		}
 	}
-	return sameShape(p, norm[off:])
+	return slices.Equal(p, norm[off:])
 }

@@ -2,9 +2,9 @@
 // against the machine and its peers:
 //
 //   - BenchmarkSgemm: SGEMM GFLOP/s at 1 and 2 threads on 256³, 1024³ and
-//     M×4096×4096 for M ∈ {1, 16, 512}; sgemm_numpy.py times numpy/OpenBLAS
-//     on the same sizes (run it in the same session, e.g.
-//     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ./sgemm_numpy.py).
+//     M×4096×4096 for M ∈ {1, 16, 512}; bench/numpy/sgemm.py times
+//     numpy/OpenBLAS on the same sizes (`make bench` runs both; alone:
+//     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 python3 bench/numpy/sgemm.py).
 //   - BenchmarkReadBandwidth: a plain streaming read of 256 MB, the ceiling
 //     for BenchmarkQGemv, which reports the GB/s of weight bytes of the
 //     quantized decode GEMV (Q4_0, Q8_0, Q4_K, Q6_K; "hot" reuses one

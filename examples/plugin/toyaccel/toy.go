@@ -3,6 +3,7 @@ package toyaccel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weftrt/weft/backends"
@@ -60,7 +61,7 @@ func (device) Supports(n *ir.Node) error {
 			return fmt.Errorf("%w: toy needs static shapes, %v has [%v]", ir.ErrUnsupported, v, v.Shape)
 		}
 	}
-	if want == 2 && !sameShape(n.Inputs[0].Shape.Ints(), n.Inputs[1].Shape.Ints()) {
+	if want == 2 && !slices.Equal(n.Inputs[0].Shape.Ints(), n.Inputs[1].Shape.Ints()) {
 		return fmt.Errorf("%w: toy does not broadcast: %s of [%v] and [%v]", ir.ErrUnsupported, n.Op, n.Inputs[0].Shape, n.Inputs[1].Shape)
 	}
 	return nil
@@ -124,7 +125,7 @@ func run(n *ir.Node, env *backends.Env) error {
 	}
 	// Shapes were checked at compile time against the declared ones; the
 	// tensors of a run must still agree (a caller may bind anything).
-	if a.DType != ir.Float32 || b.DType != ir.Float32 || !sameShape(a.Shape, b.Shape) {
+	if a.DType != ir.Float32 || b.DType != ir.Float32 || !slices.Equal(a.Shape, b.Shape) {
 		return fmt.Errorf("got %v and %v, want f32 tensors of one shape", a, b)
 	}
 	out := ir.NewTensor(ir.Float32, a.Shape)
@@ -134,18 +135,6 @@ func run(n *ir.Node, env *backends.Env) error {
 	}
 	env.Set(n.Outputs[0], out)
 	return nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // hostBuffer is a device buffer in host memory.

@@ -1,6 +1,8 @@
 package rope
 
 import (
+	"slices"
+
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
 )
@@ -50,7 +52,7 @@ func kernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 	if len(pos.Shape) != 2 || pos.Shape[0] != B || pos.Shape[1] != S {
 		return nil, ref.Errorf("position_ids has shape %v, want [%d %d]", pos.Shape, B, S)
 	}
-	if len(cosT.Shape) != 2 || cosT.Shape[1] != half || !equal(cosT.Shape, sinT.Shape) {
+	if len(cosT.Shape) != 2 || cosT.Shape[1] != half || !slices.Equal(cosT.Shape, sinT.Shape) {
 		return nil, ref.Errorf("cos_cache %v and sin_cache %v must both be [max_position, %d]", cosT.Shape, sinT.Shape, half)
 	}
 	maxPos := cosT.Shape[0]
@@ -82,16 +84,4 @@ func kernel(_ *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 		}
 	}
 	return []*ir.Tensor{y}, nil
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
