@@ -244,6 +244,23 @@ func (m *Model) Pos() int { return m.pos }
 // every slot at or beyond Pos).
 func (m *Model) Reset() { m.pos = 0 }
 
+// admit checks tokens for a run of op (Feed, FeedAll): some tokens, room in
+// the cache, ids inside the vocabulary; then grows the cache to hold them.
+func (m *Model) admit(op string, tokens []int32) error {
+	if len(tokens) == 0 {
+		return fmt.Errorf("llm: %s of no tokens", op)
+	}
+	if m.pos+len(tokens) > m.MaxCapacity() {
+		return fmt.Errorf("%w: %d tokens in the cache + %d new > capacity %d", ErrContextFull, m.pos, len(tokens), m.MaxCapacity())
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= m.Vocab {
+			return fmt.Errorf("llm: token %d is outside the vocabulary of %d", t, m.Vocab)
+		}
+	}
+	return m.ensure(m.pos + len(tokens))
+}
+
 // Feed runs tokens through the model at the current position, appending
 // them to the cache, and returns the logits after the last one (a slice
 // owned by the model, valid until the next Feed). Long inputs are split
@@ -253,18 +270,7 @@ func (m *Model) Reset() { m.pos = 0 }
 // would run past the capacity falls back to smaller graphs. Tokens that
 // do not fit in the cache fail with ErrContextFull before anything runs.
 func (m *Model) Feed(ctx context.Context, tokens []int32) ([]float32, error) {
-	if len(tokens) == 0 {
-		return nil, errors.New("llm: Feed of no tokens")
-	}
-	if m.pos+len(tokens) > m.MaxCapacity() {
-		return nil, fmt.Errorf("%w: %d tokens in the cache + %d new > capacity %d", ErrContextFull, m.pos, len(tokens), m.MaxCapacity())
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= m.Vocab {
-			return nil, fmt.Errorf("llm: token %d is outside the vocabulary of %d", t, m.Vocab)
-		}
-	}
-	if err := m.ensure(m.pos + len(tokens)); err != nil {
+	if err := m.admit("Feed", tokens); err != nil {
 		return nil, err
 	}
 	var logits []float32

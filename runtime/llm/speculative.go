@@ -92,18 +92,7 @@ func (m *Model) Rewind(n int) error {
 // rows of Vocab values, appended to dst[:0] (reused when large enough).
 // A speculative target verifies a draft with it.
 func (m *Model) FeedAll(ctx context.Context, tokens []int32, dst []float32) ([]float32, error) {
-	if len(tokens) == 0 {
-		return nil, errors.New("llm: FeedAll of no tokens")
-	}
-	if m.pos+len(tokens) > m.MaxCapacity() {
-		return nil, fmt.Errorf("%w: %d tokens in the cache + %d new > capacity %d", ErrContextFull, m.pos, len(tokens), m.MaxCapacity())
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= m.Vocab {
-			return nil, fmt.Errorf("llm: token %d is outside the vocabulary of %d", t, m.Vocab)
-		}
-	}
-	if err := m.ensure(m.pos + len(tokens)); err != nil {
+	if err := m.admit("FeedAll", tokens); err != nil {
 		return nil, err
 	}
 	out := dst[:0]
