@@ -53,6 +53,7 @@ type qgJob struct {
 	prime []float32
 	mu    sync.Mutex
 	err   error
+	reg   kernels.Regions
 }
 
 var qgJobs = sync.Pool{New: func() any { return new(qgJob) }}
@@ -176,7 +177,9 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 				return err
 			}
 		}
-		pool.RunTasks(len(sh.tasks), j)
+		// Region order: each worker streams through a contiguous run of
+		// the group's weights (see kernels.Regions).
+		j.reg.Run(pool, len(sh.tasks), j)
 		err := j.err
 		j.ws, j.ys, j.up, j.x = j.ws[:0], j.ys[:0], nil, nil
 		return err

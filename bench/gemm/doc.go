@@ -5,8 +5,9 @@
 //     M×4096×4096 for M ∈ {1, 16, 512}; bench/numpy/sgemm.py times
 //     numpy/OpenBLAS on the same sizes (`make bench` runs both; alone:
 //     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 python3 bench/numpy/sgemm.py).
-//   - BenchmarkReadBandwidth: a plain streaming read of 256 MB, the ceiling
-//     for BenchmarkQGemv, which reports the GB/s of weight bytes of the
+//   - BenchmarkReadBandwidth: the best streaming read of 256 MB that
+//     internal/membw's readers make (plain Go, vector loads, vector loads
+//     with software prefetch), the ceiling for BenchmarkQGemv, which reports the GB/s of weight bytes of the
 //     quantized decode GEMV (Q4_0, Q8_0, Q4_K, Q6_K; "hot" reuses one
 //     matrix that may sit in L3, "cold" cycles through copies totalling
 //     256 MB).

@@ -68,9 +68,10 @@ type llmBenchResult struct {
 	TouchedBytes int64 `json:"touched_weight_bytes,omitempty"`
 	RSSBudget    int64 `json:"rss_budget_bytes"`
 	// ReadGBs is the streaming read bandwidth measured in the same run
-	// with the same threads (membw.Read), and DecodeBWFrac the share of
+	// with the same threads (membw's best reader, named by ReadReader), and DecodeBWFrac the share of
 	// it that decode's weight traffic reached.
 	ReadGBs      float64 `json:"read_bandwidth_gb_s,omitempty"`
+	ReadReader   string  `json:"read_bandwidth_reader,omitempty"`
 	DecodeBWFrac float64 `json:"decode_bandwidth_fraction,omitempty"`
 	// DecodeBestTokS is the fastest single decode step as a rate, and
 	// DecodeBestBWFrac its weight traffic as a share of ReadGBs (on a busy
@@ -162,7 +163,8 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if met.DecodeFastest > 0 {
 		r.DecodeBestTokS = 1 / met.DecodeFastest.Seconds()
 	}
-	if r.ReadGBs = membw.Read(threads); r.ReadGBs > 0 {
+	best := membw.Best(membw.Measure(threads))
+	if r.ReadGBs, r.ReadReader = best.GBs, best.Reader; r.ReadGBs > 0 {
 		r.DecodeBWFrac = r.DecodeGBs / r.ReadGBs
 		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.DecodeBestTokS / 1e9 / r.ReadGBs
 	}
@@ -196,8 +198,8 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 			float64(wb)/1e6, what, float64(r.KVBytes)/1e6, float64(r.RSSBudget)/1e6)
 	}
 	if r.ReadGBs > 0 {
-		fmt.Fprintf(w, "  read bandwidth (same run and threads) %.2f GB/s: decode moves weights at %.0f%% of it (fastest step %.1f tok/s: %.0f%%)\n",
-			r.ReadGBs, 100*r.DecodeBWFrac, r.DecodeBestTokS, 100*r.DecodeBestBWFrac)
+		fmt.Fprintf(w, "  read bandwidth (same run and threads, best reader %s) %.2f GB/s: decode moves weights at %.0f%% of it (fastest step %.1f tok/s: %.0f%%)\n",
+			r.ReadReader, r.ReadGBs, 100*r.DecodeBWFrac, r.DecodeBestTokS, 100*r.DecodeBestBWFrac)
 	}
 	return nil
 }

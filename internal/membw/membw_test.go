@@ -1,6 +1,9 @@
 package membw
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestSumWords(t *testing.T) {
 	for _, n := range []int{0, 7, 8, 9, 64, 1001} {
@@ -15,5 +18,52 @@ func TestSumWords(t *testing.T) {
 		if got := SumWords(x); got != want {
 			t.Errorf("n=%d: SumWords = %d, want %d (whole groups of eight)", n, got, want)
 		}
+	}
+}
+
+// TestReaders checks every reader's sum against SumWords on lengths around
+// the 256-byte granule, with values that carry into the high bits.
+func TestReaders(t *testing.T) {
+	rs := Readers()
+	if len(rs) == 0 || rs[0].Name != "go" {
+		t.Fatalf("Readers() = %v, want the Go loop first", rs)
+	}
+	for _, n := range []int{0, 7, 8, 31, 32, 33, 40, 64, 1001, 4096 + 40} {
+		x := make([]uint64, n)
+		for i := range x {
+			x[i] = uint64(i)*0x9E3779B97F4A7C15 + 1
+		}
+		want := SumWords(x)
+		for _, r := range rs {
+			if got := r.Sum(x); got != want {
+				t.Errorf("%s, %d words: sum %#x, want %#x", r.Name, n, got, want)
+			}
+		}
+	}
+}
+
+func TestBest(t *testing.T) {
+	if b := Best(nil); b.GBs != 0 {
+		t.Errorf("Best(nil) = %v", b)
+	}
+	got := Best([]Result{{"a", 1}, {"b", 3}, {"c", 2}})
+	if got.Reader != "b" {
+		t.Errorf("Best = %v, want b", got)
+	}
+}
+
+// BenchmarkMeasure reports each reader's bandwidth (GB/s) at 1 and 2
+// threads: which one Read's figure comes from on this machine.
+func BenchmarkMeasure(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", threads), func(b *testing.B) {
+			var rs []Result
+			for b.Loop() {
+				rs = Measure(threads)
+			}
+			for _, r := range rs {
+				b.ReportMetric(r.GBs, "GB/s:"+r.Reader)
+			}
+		})
 	}
 }

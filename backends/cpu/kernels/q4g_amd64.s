@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // Grouped Q4_0 row dot products: four 18-byte weight blocks (72 bytes) at
 // a time against a q4_0 group layout of one activation row (qlay.go: per
@@ -285,6 +286,9 @@ q4gr_row:
 	CMPQ CX, $3
 	JLT q4gr_tail
 q4gr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	VMOVDQU64 (SI), Z1
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
@@ -353,6 +357,8 @@ q4gar_row:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y8, Y8, Y8
 q4gar_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
 	PAIR2(0, 0, Y0)
 	PAIR2(36, 32, Y8)
 	ADDQ $72, SI

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // Grouped Q8_0 row dot products with AVX-512 VBMI + VNNI: two 34-byte
 // weight blocks (68 bytes, a "pair") at a time against the q8 pair layout
@@ -213,6 +214,9 @@ q8gr_row:
 	CMPQ CX, $3
 	JLT q8gr_tail
 q8gr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	VMOVDQU64 (SI), Z1
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7

@@ -1,0 +1,84 @@
+package kernels
+
+import "sync/atomic"
+
+// Regions runs a batch's tasks so that each worker streams through memory
+// in one direction: tasks [0, n) are split into one contiguous region per
+// worker, each worker runs its own region's tasks in ascending order, and
+// a worker that runs out steals from the back of the other regions. A
+// streaming kernel (the decode GEMV) whose tasks are consecutive stretches
+// of weights then reads long sequential runs per core, so that its
+// software prefetch ahead of the loads lands in its own next task instead
+// of another core's; plain index order interleaves the workers' tasks.
+//
+// Every task runs exactly once, whichever worker takes it. A Regions is
+// reused between batches (no allocation once its regions have grown) and
+// must not run two batches at once.
+type Regions struct {
+	t   Tasker
+	cur []regionCursor
+}
+
+// regionCursor is one region's unclaimed tasks [front, back), packed as
+// front<<32 | back, on its own cache line.
+type regionCursor struct {
+	fb atomic.Uint64
+	_  [56]byte
+}
+
+// Run runs t.Task(worker, i) for every i in [0, tasks) on pool in region
+// order and returns when all have returned.
+func (r *Regions) Run(pool *Pool, tasks int, t Tasker) {
+	if tasks <= 0 {
+		return
+	}
+	w := pool.Workers()
+	if w == 1 || tasks == 1 {
+		for i := 0; i < tasks; i++ {
+			t.Task(0, i)
+		}
+		return
+	}
+	if cap(r.cur) < w {
+		r.cur = make([]regionCursor, w)
+	}
+	r.cur = r.cur[:w]
+	for k := range r.cur {
+		lo, hi := k*tasks/w, (k+1)*tasks/w
+		r.cur[k].fb.Store(uint64(lo)<<32 | uint64(hi))
+	}
+	r.t = t
+	pool.RunTasks(tasks, r)
+	r.t = nil
+}
+
+// Task claims one task, the worker's own region's first, else the last of
+// the next non-empty region, and runs it. The pool makes exactly as many
+// Task calls as there are tasks, so a call always finds one: at any moment
+// fewer claims have succeeded than calls have started, and a region once
+// empty stays empty.
+func (r *Regions) Task(worker, _ int) {
+	w := len(r.cur)
+	worker %= w
+	for k := 0; k < w; k++ {
+		own := k == 0
+		c := &r.cur[(worker+k)%w].fb
+		for {
+			v := c.Load()
+			f, b := v>>32, v&(1<<32-1)
+			if f >= b {
+				break
+			}
+			if own {
+				if c.CompareAndSwap(v, (f+1)<<32|b) {
+					r.t.Task(worker, int(f))
+					return
+				}
+			} else if c.CompareAndSwap(v, f<<32|(b-1)) {
+				r.t.Task(worker, int(b-1))
+				return
+			}
+		}
+	}
+	panic("kernels: Regions: a task call found no task") // unreachable: see above
+}

@@ -1,0 +1,57 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// func readNEON(p unsafe.Pointer, n, d int) uint64
+//
+// Sixteen 16-byte lanes (256 bytes) per iteration, four LD1 of four
+// registers, added into four accumulators; with d > 0, four PRFM
+// PLDL1KEEP d bytes ahead first.
+TEXT ·readNEON(SB), NOSPLIT, $0-32
+	MOVD p+0(FP), R0
+	MOVD n+8(FP), R1
+	MOVD d+16(FP), R2
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R1, neon_done
+neon_loop:
+	CBZ R2, neon_load
+	ADD R0, R2, R3
+	PRFM (R3), PLDL1KEEP
+	PRFM 64(R3), PLDL1KEEP
+	PRFM 128(R3), PLDL1KEEP
+	PRFM 192(R3), PLDL1KEEP
+neon_load:
+	VLD1.P 64(R0), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R0), [V4.D2, V5.D2, V6.D2, V7.D2]
+	VLD1.P 64(R0), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 64(R0), [V12.D2, V13.D2, V14.D2, V15.D2]
+	VADD V0.D2, V16.D2, V16.D2
+	VADD V1.D2, V17.D2, V17.D2
+	VADD V2.D2, V18.D2, V18.D2
+	VADD V3.D2, V19.D2, V19.D2
+	VADD V4.D2, V16.D2, V16.D2
+	VADD V5.D2, V17.D2, V17.D2
+	VADD V6.D2, V18.D2, V18.D2
+	VADD V7.D2, V19.D2, V19.D2
+	VADD V8.D2, V16.D2, V16.D2
+	VADD V9.D2, V17.D2, V17.D2
+	VADD V10.D2, V18.D2, V18.D2
+	VADD V11.D2, V19.D2, V19.D2
+	VADD V12.D2, V16.D2, V16.D2
+	VADD V13.D2, V17.D2, V17.D2
+	VADD V14.D2, V18.D2, V18.D2
+	VADD V15.D2, V19.D2, V19.D2
+	SUBS $256, R1, R1
+	BNE neon_loop
+neon_done:
+	VADD V17.D2, V16.D2, V16.D2
+	VADD V19.D2, V18.D2, V18.D2
+	VADD V18.D2, V16.D2, V16.D2
+	VMOV V16.D[0], R4
+	VMOV V16.D[1], R5
+	ADD R5, R4, R4
+	MOVD R4, ret+24(FP)
+	RET
