@@ -39,9 +39,10 @@ func newChatCmd() *cobra.Command {
 		sampler llm.SamplerOptions
 		opts    func() weft.Options
 		kvType  func() (ir.DType, error)
+		draft   *draftFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3]",
+		Use:   "chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3] [--draft DRAFT.gguf | --draft-layers N] [-k K]",
 		Short: "chat with a GGUF language model (reads stdin lines)",
 		Long: "An interactive conversation: each line of stdin is a user message, the\n" +
 			"assistant's reply streams to stdout. The chat template family is detected\n" +
@@ -49,11 +50,24 @@ func newChatCmd() *cobra.Command {
 			"with --format. The conversation is kept in the KV cache: each turn\n" +
 			"prefills only its own tokens. A line \"/reset\" starts a new conversation.\n" +
 			"When the context (--ctx) is full the chat stops with a message (policy\n" +
-			"stop). Metrics go to stderr after each reply.",
+			"stop). Metrics go to stderr after each reply.\n" +
+			"Speculative decoding: with --draft DRAFT (a smaller model with the same\n" +
+			"vocabulary) or --draft-layers N (the target's own first N layers) the draft\n" +
+			"proposes -k tokens per round (fewer below --draft-p-min) and the target\n" +
+			"verifies them in one run, as in `weft generate`. The draft keeps the\n" +
+			"conversation in its own cache, fed the same tokens each turn. Greedy\n" +
+			"replies (--temp 0) are the same as without a draft where the target's\n" +
+			"batched and one-token kernels round each row alike; sampling follows the\n" +
+			"same distribution, seeded. After each reply the acceptance rate and\n" +
+			"target passes go to stderr. A draft whose context cannot hold the\n" +
+			"conversation stops proposing until /reset.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if err := sampler.Validate(); err != nil {
+				return fmt.Errorf("chat: %w", err)
+			}
+			if err := draft.validate(); err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}
 			v, err := tokenizer.LoadGGUFVocab(path)
@@ -86,17 +100,26 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}
-			lm, err := loadLLM(path, ctxLen, 0, []int{64}, kvT, opts())
+			prefill := []int{64}
+			lm, err := loadLLM(path, ctxLen, 0, draft.targetSeqs(prefill), kvT, opts())
 			if err != nil {
 				return fmt.Errorf("chat: %w", err)
 			}
 			defer lm.Close()
 			stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 			fmt.Fprintf(stderr, "weft: %s; chat template %s\n", lm.summary(), tmpl)
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer cancel()
 			c := &chatSession{lm: lm, tok: tok, tmpl: tmpl, system: system,
 				opts: llm.Options{MaxTokens: n, Stop: stop, Sampler: sampler}}
+			if draft.enabled() {
+				if c.draft, err = draft.load(lm, 0, prefill, kvT, opts()); err != nil {
+					return fmt.Errorf("chat: %w", err)
+				}
+				defer c.draft.Close()
+				c.spec = draft.options(c.opts)
+				fmt.Fprintf(stderr, "weft: draft %s\n", c.draft.summary())
+			}
+			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer cancel()
 			in := bufio.NewScanner(cmd.InOrStdin())
 			in.Buffer(make([]byte, 0, 1<<16), 1<<20)
 			for in.Scan() {
@@ -109,21 +132,26 @@ func newChatCmd() *cobra.Command {
 					fmt.Fprintln(stderr, "weft: conversation reset")
 					continue
 				}
-				met, err := c.turn(ctx, line, out)
+				stop, met, err := c.turn(ctx, line, out)
 				fmt.Fprintln(out)
-				if errors.Is(err, llm.ErrContextFull) || met.Stop == llm.StopContextFull {
+				if errors.Is(err, llm.ErrContextFull) || stop == llm.StopContextFull {
 					return fmt.Errorf("chat: the context of %d tokens is full (policy stop; use a larger --ctx or /reset)", lm.capacity)
 				}
 				if err != nil {
 					return fmt.Errorf("chat: %w", err)
 				}
 				fmt.Fprintf(stderr, "weft: %v; %d tokens in the cache%s\n", met, lm.model.Pos(), rssNote())
+				if c.draft != nil && c.draft.model.Pos() != lm.model.Pos() && !c.draftOut {
+					c.draftOut = true
+					fmt.Fprintf(stderr, "weft: the draft's context of %d tokens cannot hold the conversation: the target goes on alone until /reset\n", c.draft.capacity)
+				}
 			}
 			return in.Err()
 		},
 	}
 	opts = addOptFlag(cmd)
 	kvType = kvTypeFlag(cmd)
+	draft = addDraftFlags(cmd)
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 512, "the most tokens per reply")
 	f.IntVar(&ctxLen, "ctx", 0, "KV cache capacity in tokens (0: the model's context length)")
@@ -147,6 +175,13 @@ type chatSession struct {
 	system string
 	opts   llm.Options
 
+	// draft, when set, proposes tokens (speculative decoding with spec);
+	// its cache holds what the target's holds. draftOut: it could not
+	// (its context is full), which is reported once.
+	draft    *llmModel
+	spec     llm.SpecOptions
+	draftOut bool
+
 	msgs []tokenizer.Message // the conversation so far (replies as decoded text)
 	// pending is the last emitted token when a reply hit the token limit
 	// (emitted, not yet in the cache).
@@ -156,6 +191,10 @@ type chatSession struct {
 func (c *chatSession) reset() {
 	c.msgs, c.pending = nil, nil
 	c.lm.model.Reset()
+	if c.draft != nil {
+		c.draft.model.Reset()
+		c.draftOut = false
+	}
 }
 
 // turnText renders the text the cache lacks for the next user turn msg:
@@ -190,11 +229,12 @@ func (c *chatSession) turnText(msg string) (string, error) {
 }
 
 // turn continues the cached conversation with the user message msg and
-// streams the reply to out.
-func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.Metrics, error) {
+// streams the reply to out. It returns why the reply ended and the
+// metrics to report (with a draft, the speculative ones).
+func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.StopReason, fmt.Stringer, error) {
 	text, err := c.turnText(msg)
 	if err != nil {
-		return llm.Metrics{}, err
+		return "", llm.Metrics{}, err
 	}
 	first := len(c.msgs) == 0
 	ids := append(append([]int32(nil), c.pending...), c.tok.Encode(text, first, true)...)
@@ -205,14 +245,27 @@ func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.
 		reply = append(reply, id)
 		return stream.add(id) == nil
 	}
-	if first {
+	var report fmt.Stringer
+	switch {
+	case c.draft != nil:
+		if first {
+			c.lm.model.Reset()
+			c.draft.model.Reset()
+		}
+		// The caches lack what Continue's would: the same pending logic.
+		var sm llm.SpecMetrics
+		sm, err = llm.SpeculateContinue(ctx, c.lm.model, c.draft.model, ids, c.spec, emit)
+		met, report = sm.Metrics, sm
+	case first:
 		met, err = c.lm.model.Generate(ctx, ids, c.opts, emit)
-	} else {
+		report = met
+	default:
 		met, err = c.lm.model.Continue(ctx, ids, c.opts, emit)
+		report = met
 	}
 	stream.flush()
 	if err != nil {
-		return met, err
+		return met.Stop, report, err
 	}
 	c.pending = nil
 	if met.Stop != llm.StopToken && len(reply) > 0 {
@@ -220,8 +273,8 @@ func (c *chatSession) turn(ctx context.Context, msg string, out io.Writer) (llm.
 	}
 	replyText, err := c.tok.Decode(reply, false)
 	if err != nil {
-		return met, err
+		return met.Stop, report, err
 	}
 	c.msgs = append(c.msgs, tokenizer.Message{Role: "user", Content: msg}, tokenizer.Message{Role: "assistant", Content: replyText})
-	return met, nil
+	return met.Stop, report, nil
 }

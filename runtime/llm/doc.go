@@ -37,7 +37,9 @@
 // one FeedAll run of K+1 tokens; both caches are then rewound (Rewind) to
 // the accepted tokens. Greedy output is Generate's token for token where
 // the target's batched and single-token kernels round alike; sampling
-// uses the speculative sampling rule.
+// uses the speculative sampling rule. SpeculateContinue (chat_draft.go)
+// is its Continue: a conversation held in both caches, which it leaves
+// holding the same tokens after each turn.
 //
 // It knows ir (tensors and values) only: no frontend, pass, scheduler or
 // backend.

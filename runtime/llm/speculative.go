@@ -116,6 +116,7 @@ type speculator struct {
 	tsmp, dsmp    *Sampler
 	rng           *rand.Rand
 	seq           []int32 // prompt and emitted tokens; the last is not in the target's cache
+	base          int     // the cache positions before seq (SpeculateContinue's earlier turns)
 	met           SpecMetrics
 	greedy        bool
 	props         []int32     // this round's draft tokens
@@ -167,29 +168,36 @@ func Speculate(ctx context.Context, target, draft *Model, prompt []int32, opts S
 	if err := sp.init(prompt); err != nil {
 		return sp.met, err
 	}
-	start := time.Now()
 	target.Reset()
 	draft.Reset()
-	logits, err := target.Feed(ctx, prompt)
+	err := sp.generate(ctx, prompt)
+	return sp.met, err
+}
+
+// generate feeds prompt to both models at their positions (sp.base), then
+// samples and decodes until the generation ends.
+func (sp *speculator) generate(ctx context.Context, prompt []int32) error {
+	start := time.Now()
+	logits, err := sp.target.Feed(ctx, prompt)
 	if err == nil {
-		_, err = draft.Feed(ctx, prompt)
+		_, err = sp.draft.Feed(ctx, prompt)
 	}
 	sp.met.Prefill = time.Since(start)
 	if err != nil {
-		return sp.met, err
+		return err
 	}
 	if err := checkFinite(logits); err != nil {
-		return sp.met, fmt.Errorf("llm: target at position %d: %w", target.pos, err)
+		return fmt.Errorf("llm: target at position %d: %w", sp.target.pos, err)
 	}
 	tok := sp.tsmp.Sample(logits, sp.seq)
 	sp.met.TimeToFirst = time.Since(start)
 	if !sp.add(tok) {
-		return sp.met, nil
+		return nil
 	}
 	t0 := time.Now()
 	err = sp.decode(ctx)
 	sp.met.Decode = time.Since(t0)
-	return sp.met, err
+	return err
 }
 
 // decode runs rounds until the generation ends.
@@ -268,7 +276,7 @@ func (sp *speculator) add(tok int32) bool {
 // seq but its last token, the draft's a prefix of that.
 func (sp *speculator) round(ctx context.Context) error {
 	t, d := sp.target, sp.draft
-	n := len(sp.seq) // the target's cache holds n-1
+	n := sp.base + len(sp.seq) // the target's cache holds n-1
 	if n > t.MaxCapacity() {
 		sp.met.Stop, sp.done = StopContextFull, true
 		return nil
@@ -285,7 +293,7 @@ func (sp *speculator) round(ctx context.Context) error {
 	t1 := time.Now()
 	sp.met.DraftTime += t1.Sub(t0)
 	k = len(sp.props) // DraftMinP may have ended the proposals early
-	toks := append([]int32{sp.seq[n-1]}, sp.props...)
+	toks := append([]int32{sp.seq[len(sp.seq)-1]}, sp.props...)
 	var err error
 	if sp.logits, err = t.FeedAll(ctx, toks, sp.logits); err != nil {
 		return err
@@ -308,8 +316,12 @@ func (sp *speculator) round(ctx context.Context) error {
 		}
 	}
 	// The target's cache keeps what it ran of seq (all but the new last
-	// token); the draft's loses any rejected proposals.
-	keep := len(sp.seq) - 1
+	// token; after a stop token every emitted token, which it ran, as
+	// Generate leaves it); the draft's loses any rejected proposals.
+	keep := sp.base + len(sp.seq) - 1
+	if sp.met.Stop == StopToken {
+		keep++
+	}
 	if err := t.Rewind(min(t.pos, keep)); err != nil {
 		return err
 	}
@@ -326,9 +338,10 @@ func (sp *speculator) propose(ctx context.Context, k int) error {
 	}
 	d := sp.draft
 	var logits []float32
-	for d.pos < len(sp.seq) {
+	for d.pos < sp.base+len(sp.seq) {
 		var err error
-		if logits, err = d.Feed(ctx, sp.seq[d.pos:d.pos+1]); err != nil {
+		i := d.pos - sp.base
+		if logits, err = d.Feed(ctx, sp.seq[i:i+1]); err != nil {
 			return err
 		}
 		sp.met.DraftSteps++

@@ -1,0 +1,50 @@
+//go:build amd64 && !noasm
+
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// BenchmarkQRowsK times the decode rows kernel of Q4_0 (one thread, a
+// task's rows per call) on rows as short as a small model's (K = 768,
+// 2048) and as a 7B's (4096): "l2" reuses 128 KiB of weights (the
+// kernel's arithmetic ceiling), "cold" cycles through 256 MB. GB/s of
+// weight bytes per CPU second.
+func BenchmarkQRowsK(b *testing.B) {
+	if BestISA() < AVX512 || !hasVNNI || !hasVBMI {
+		b.Skip("no AVX-512 VNNI/VBMI")
+	}
+	for _, K := range []int{768, 2048, 4096} {
+		nb := K / qBlock
+		rb := nb * 18
+		batch := (128 << 10) / rb
+		r := rand.New(rand.NewPCG(1, 2))
+		var qa QuantizedActs
+		if err := QuantizeActs(&qa, randFloats(r, K), K, 1, K); err != nil {
+			b.Fatal(err)
+		}
+		lay := qa.qGroups(qLayInterleaved)
+		y := make([]float32, batch)
+		for _, mode := range []string{"l2", "cold"} {
+			rows := batch
+			if mode == "cold" {
+				rows = (256 << 20) / rb / batch * batch
+			}
+			w, _ := randQWeights(r, ir.Q4_0, rows, K)
+			b.Run(fmt.Sprintf("K%d/%s", K, mode), func(b *testing.B) {
+				i := 0
+				c0 := cpuNow()
+				for b.Loop() {
+					q4G512rows(batch, nb/4, w[i*rb:(i+batch)*rb], rb, lay, y)
+					i = (i + batch) % rows
+				}
+				b.ReportMetric(float64(rb)*float64(batch)*float64(b.N)/(cpuNow()-c0)/1e9, "GB/s@cpu")
+			})
+		}
+	}
+}
