@@ -97,6 +97,9 @@ kvScoresF16AVX2x4:
 	CMPQ R9, $4
 	JL kvScoresF16AVX2row
 	MOVQ DI, R14
+	// BX: the same place 16 rows on (KVPF), prefetched as the block goes.
+	LEAQ (DI)(R12*8), BX
+	LEAQ (BX)(R12*8), BX
 	MOVQ SI, R11
 	MOVQ R8, CX
 	VXORPS Y0, Y0, Y0
@@ -111,6 +114,11 @@ kvScoresF16AVX2x4:
 kvScoresF16AVX2x4in16:
 	CMPQ CX, $16
 	JL kvScoresF16AVX2x4in8
+	PREFETCHT0 (BX)
+	PREFETCHT0 (BX)(R12*1)
+	PREFETCHT0 (BX)(R12*2)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ $32, BX
 	VMOVUPS (R11), Y8
 	VMOVUPS 32(R11), Y9
 	VCVTPH2PS (R14), Y10
@@ -319,6 +327,10 @@ kvAccumF16AVX2c64:
 kvAccumF16AVX2r64:
 	TESTQ CX, CX
 	JZ kvAccumF16AVX2s64
+	// The same columns 16 rows on.
+	LEAQ (R10)(R12*8), BX
+	PREFETCHT0 (BX)(R12*8)
+	PREFETCHT0 64(BX)(R12*8)
 	VBROADCASTSS (R11), Y0
 	VCVTPH2PS 0(R10), Y1
 	VCVTPH2PS 16(R10), Y2
@@ -459,3 +471,4 @@ q8loop:
 q8done:
 	VZEROUPPER
 	RET
+
