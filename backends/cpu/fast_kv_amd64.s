@@ -2,6 +2,14 @@
 
 #include "textflag.h"
 
+// KVPFS: the f16 kernels prefetch the cache rows 1<<KVPFS rows ahead
+// (32: 4 KiB at a head size of 64). The cache is read once per decode
+// step, after the weights have evicted it, in stretches too short for
+// the hardware prefetcher alone: 32 rows ahead made the attention of a
+// 110M model's step about 15% faster than 16, and 16 about 25% faster
+// than none.
+#define KVPFS 5
+
 // AVX2 + FMA + F16C kernels of KVAttention and KVCacheUpdate (fast_kv.go).
 
 // func kvStoreF16AVX2(dst *uint16, src *float32, n int)
@@ -98,8 +106,9 @@ kvScoresF16AVX2x4:
 	JL kvScoresF16AVX2row
 	MOVQ DI, R14
 	// BX: the same place 16 rows on (KVPF), prefetched as the block goes.
-	LEAQ (DI)(R12*8), BX
-	LEAQ (BX)(R12*8), BX
+	MOVQ R12, BX
+	SHLQ $KVPFS, BX
+	ADDQ DI, BX
 	MOVQ SI, R11
 	MOVQ R8, CX
 	VXORPS Y0, Y0, Y0
@@ -328,9 +337,11 @@ kvAccumF16AVX2r64:
 	TESTQ CX, CX
 	JZ kvAccumF16AVX2s64
 	// The same columns 16 rows on.
-	LEAQ (R10)(R12*8), BX
-	PREFETCHT0 (BX)(R12*8)
-	PREFETCHT0 64(BX)(R12*8)
+	MOVQ R12, BX
+	SHLQ $KVPFS, BX
+	ADDQ R10, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
 	VBROADCASTSS (R11), Y0
 	VCVTPH2PS 0(R10), Y1
 	VCVTPH2PS 16(R10), Y2

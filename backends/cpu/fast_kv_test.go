@@ -81,6 +81,10 @@ func TestKVCacheUpdateMatchesReference(t *testing.T) {
 // prefill (several, at increasing positions), small (single-threaded) and
 // large (pool) work, and several tiles.
 func TestKVAttentionMatchesReference(t *testing.T) {
+	forEachISA(t, func(t *testing.T) { testKVAttentionMatchesReference(t) })
+}
+
+func testKVAttentionMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
 		for _, tc := range []struct {
@@ -92,9 +96,11 @@ func TestKVAttentionMatchesReference(t *testing.T) {
 			{1, 8, 2, 1, 100, 32, 99},
 			{1, 4, 4, 7, 96, 64, 60},
 			{2, 4, 1, 3, 64, 32, 0},
-			{1, 2, 1, 2, 40, 12, 30}, // a head size with a remainder past the SIMD width
-			{1, 3, 3, 2, 50, 40, 30}, // 16-wide chunks and one of 8 in the four-row score kernel
-			{1, 2, 2, 1, 20, 8, 17},  // one chunk of 8 only
+			{1, 2, 1, 2, 40, 12, 30},    // a head size with a remainder past the SIMD width
+			{1, 3, 3, 2, 50, 40, 30},    // 16-wide chunks and one of 8 in the four-row score kernel
+			{1, 2, 2, 1, 20, 8, 17},     // one chunk of 8 only
+			{1, 4, 2, 1, 300, 128, 290}, // many tiles, a wide head
+			{1, 2, 2, 5, 80, 48, 60},    // rows past a multiple of 4 with several queries
 		} {
 			if dt == ir.Q8_0 && tc.D%32 != 0 {
 				continue
