@@ -67,6 +67,23 @@ func HalfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 // activations of the many-row path: with len(abuf) >= M·K the call never
 // allocates (nil: a pooled buffer).
 func HalfMatMulBuf(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int, abuf []float32) error {
+	return halfMatMul(pool, dt, w, N, K, x, ldx, M, y, ldy, abuf, true)
+}
+
+// HalfMatMulRows is HalfMatMul without the packed many-row path: every
+// row of y comes from the dot-product kernels, bit for bit what a call
+// with that activation row alone (M = 1) computes, whatever M is and
+// however the weight rows are split among calls (in runs of whole groups
+// of four). A speculative decoder's verification pass (QMatMulGroup in a
+// graph of every token's logits, fast_llm_group.go) relies on it; at 32
+// rows and more it is slower than HalfMatMul, whose packed GEMM sums in
+// another order.
+func HalfMatMulRows(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int) error {
+	return halfMatMul(pool, dt, w, N, K, x, ldx, M, y, ldy, nil, false)
+}
+
+// halfMatMul is HalfMatMulBuf; packed=false never takes the packed path.
+func halfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M int, y []float32, ldy int, abuf []float32, packed bool) error {
 	if dt != ir.Float16 && dt != ir.BFloat16 {
 		return fmt.Errorf("kernels: HalfMatMul on %v: %w (want f16 or bf16)", dt, ir.ErrUnsupported)
 	}
@@ -91,11 +108,11 @@ func HalfMatMulBuf(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx
 		}
 		return nil
 	}
-	if M >= hPackMinM && halfGemmPacked(pool, dt, w, N, K, x, ldx, M, y, ldy, abuf) {
+	if packed && M >= hPackMinM && halfGemmPacked(pool, dt, w, N, K, x, ldx, M, y, ldy, abuf) {
 		return nil
 	}
 	j := hJobPool.Get().(*hJob)
-	*j = hJob{bf16: dt == ir.BFloat16, w: w, N: N, K: K, x: x, ldx: ldx, M: M, y: y, ldy: ldy,
+	*j = hJob{reg: j.reg, bf16: dt == ir.BFloat16, w: w, N: N, K: K, x: x, ldx: ldx, M: M, y: y, ldy: ldy,
 		k: halfKernelsFor(dt, CurrentISA())}
 	rb := 2 * K
 	if M == 1 {
@@ -106,8 +123,8 @@ func HalfMatMulBuf(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx
 		// activation rows stream past them.
 		j.rows = max(4, min((N+2*pool.Workers()-1)/(2*pool.Workers()), 49152/rb)) &^ 3
 	}
-	pool.RunTasks((N+j.rows-1)/j.rows, j)
-	*j = hJob{}
+	j.reg.Run(pool, (N+j.rows-1)/j.rows, j)
+	*j = hJob{reg: j.reg}
 	hJobPool.Put(j)
 	return nil
 }
@@ -115,6 +132,7 @@ func HalfMatMulBuf(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx
 // hJob is one HalfMatMul call; task t computes output columns
 // [t*rows, (t+1)*rows) for every activation row.
 type hJob struct {
+	reg  Regions // region-ordered tasks (kept across uses)
 	k    halfKernels
 	bf16 bool
 	w    []byte

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // K-quant row dot products with AVX2 (VPMADDUBSW + VPMADDWD), one
 // 256-element super-block per iteration; the algebra is in qk.go, the
@@ -222,6 +223,9 @@ q4ka2r_row:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 q4ka2r_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	// Y5 = f = d·sc·da; Y9 += dmin·m·σ.
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
@@ -315,6 +319,10 @@ q6ka2r_row:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 q6ka2r_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
+	PREFETCHT0 QPF+192(SI)
 	Q6HALF2(0)
 	Q6SCALE(0)
 	Q6HALF2(1)

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // K-quant row dot products with AVX-512 VNNI, one 256-element super-block
 // per iteration (see qk.go for the algebra). The integer dot of every
@@ -239,6 +240,9 @@ q4kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q4kr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Y5 = sc·d·da,
 	// Y17 += m·dmin·σ.
 	VMOVDQU 4(SI), X1
@@ -350,6 +354,10 @@ q6kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q6kr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
+	PREFETCHT0 QPF+192(SI)
 	VPMOVSXBD 192(SI), Z5
 	VCVTDQ2PS Z5, Z5
 	VPBROADCASTW 208(SI), Y7
