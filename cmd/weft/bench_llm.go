@@ -70,8 +70,12 @@ type llmBenchResult struct {
 	// ReadGBs is the streaming read bandwidth measured in the same run
 	// with the same threads (membw's best reader, named by ReadReader), and DecodeBWFrac the share of
 	// it that decode's weight traffic reached.
-	ReadGBs      float64 `json:"read_bandwidth_gb_s,omitempty"`
-	ReadReader   string  `json:"read_bandwidth_reader,omitempty"`
+	ReadGBs    float64 `json:"read_bandwidth_gb_s,omitempty"`
+	ReadReader string  `json:"read_bandwidth_reader,omitempty"`
+	// ReadPlainGBs is the plain Go loop's figure alone (a STREAM-like
+	// read without vector loads or prefetch), for comparison with
+	// figures measured that way.
+	ReadPlainGBs float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
 	DecodeBWFrac float64 `json:"decode_bandwidth_fraction,omitempty"`
 	// DecodeBestTokS is the fastest single decode step as a rate, and
 	// DecodeBestBWFrac its weight traffic as a share of ReadGBs (on a busy
@@ -163,7 +167,13 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if met.DecodeFastest > 0 {
 		r.DecodeBestTokS = 1 / met.DecodeFastest.Seconds()
 	}
-	best := membw.Best(membw.Measure(threads))
+	probe := membw.Measure(threads)
+	for _, p := range probe {
+		if p.Reader == "go" {
+			r.ReadPlainGBs = p.GBs
+		}
+	}
+	best := membw.Best(probe)
 	if r.ReadGBs, r.ReadReader = best.GBs, best.Reader; r.ReadGBs > 0 {
 		r.DecodeBWFrac = r.DecodeGBs / r.ReadGBs
 		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.DecodeBestTokS / 1e9 / r.ReadGBs
@@ -200,6 +210,10 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 	if r.ReadGBs > 0 {
 		fmt.Fprintf(w, "  read bandwidth (same run and threads, best reader %s) %.2f GB/s: decode moves weights at %.0f%% of it (fastest step %.1f tok/s: %.0f%%)\n",
 			r.ReadReader, r.ReadGBs, 100*r.DecodeBWFrac, r.DecodeBestTokS, 100*r.DecodeBestBWFrac)
+		if r.ReadPlainGBs > 0 {
+			fmt.Fprintf(w, "  (a plain Go read loop, STREAM-like, reached %.2f GB/s: decode at %.0f%% of that)\n",
+				r.ReadPlainGBs, 100*r.DecodeGBs/r.ReadPlainGBs)
+		}
 	}
 	return nil
 }
