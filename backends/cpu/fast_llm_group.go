@@ -17,8 +17,12 @@ import (
 // per weight. Each task calls kernels.QMatMul on its slice of weight rows,
 // serially, so every output element is the one QMatMul computes on its
 // own (its summation order does not depend on how the rows are split).
-// F16 and BF16 weights group at one activation row only (decode): each
-// task runs kernels.HalfMatMul's GEMV on its rows, nothing is quantized.
+// F16 and BF16 weights: each task runs kernels.HalfMatMulRows on its
+// rows (whole groups of four), nothing is quantized; at one activation row
+// (decode) that is HalfMatMul's GEMV, at more its dot-product kernels and
+// never the packed GEMM, so that every row comes out bit for bit as at one
+// row (frontend/llama groups half weights in graphs that compute every
+// token's logits, which verify speculative drafts, for that reason).
 // With act silu_mul a task computes its rows of the gate into Y and of the
 // up projection into scratch, then Y = SiLU(gate)·up for those rows.
 
@@ -60,8 +64,8 @@ var qgJobs = sync.Pool{New: func() any { return new(qgJob) }}
 
 // buildQMatMulGroup accepts f32 X [..., K] and constant Q8_0, Q4_0, Q4_K or
 // Q6_K weights of one type (the types kernels.QMatMul has), K a multiple of
-// 32 (256 for the K-quants); or, for one activation row (decode), F16 or
-// BF16 weights of one type (kernels.HalfMatMul's GEMV, row groups of four).
+// 32 (256 for the K-quants); or F16 or BF16 weights of one type
+// (kernels.HalfMatMulRows, row groups of four).
 func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	x := s.input(0)
 	if len(s.in) < 2 || !x.ok || x.dt != ir.Float32 || len(x.shape) < 1 {
@@ -89,9 +93,6 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			return nil
 		}
 	case half:
-		if M != 1 { // the decode GEMV only: many rows take QMatMul's packed path
-			return nil
-		}
 	default:
 		return nil
 	}
@@ -220,7 +221,7 @@ func (j *qgJob) Task(_, t int) {
 // (leading dimension ldy), serially.
 func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
 	if j.sh.half {
-		return kernels.HalfMatMulBuf(nil, j.sh.dt, w, rows, j.sh.K, j.x, j.sh.K, j.sh.M, y, ldy, nil)
+		return kernels.HalfMatMulRows(nil, j.sh.dt, w, rows, j.sh.K, j.x, j.sh.K, j.sh.M, y, ldy)
 	}
 	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }

@@ -111,8 +111,10 @@ func loadFirstLayers(path string, n, capacity, expect int, prefill []int, kvType
 	dw.Layers = w.Layers[:n]
 	m.cfg.Layers = n
 	m.weights = weightBytes(&dw)
+	// The draft only decodes and prefills (Feed): its prefill buckets
+	// compute the last token's logits only, as loadLLM's do.
 	factory := func(seq, capacity int) (llm.Runner, error) {
-		g, err := llama.Build(m.cfg, &dw, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, Ungrouped: !cpuOnly(o.Target)})
+		g, err := llama.Build(m.cfg, &dw, llama.Mode{Seq: seq, Capacity: capacity, KVType: kvType, LastLogits: seq >= lastLogitsSeq, Ungrouped: !cpuOnly(o.Target)})
 		if err != nil {
 			return nil, err
 		}

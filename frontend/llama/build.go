@@ -54,6 +54,11 @@ type builder struct {
 	b   *ir.Builder
 	cfg Config
 	n   int
+	// verify marks a graph of several tokens that computes every token's
+	// logits: one a speculative decoder may verify drafts with, whose
+	// rows must each equal what the decode graph computes bit for bit
+	// (see rowExact).
+	verify bool
 }
 
 func (g *builder) op(name, op string, attrs []ir.AttrOption, in ...*ir.Value) *ir.Value {
@@ -99,8 +104,12 @@ func ropeCaches(positions, R int, theta, scale float64, factors []float32) (cos,
 }
 
 // matmul is y = x · W: MatMul for an f32 [in, out] weight, QMatMul for a
-// block-quantized, f16 or bf16 [out, in] one.
+// block-quantized, f16 or bf16 [out, in] one; a QMatMulGroup of that one
+// weight where g.rowExact says so (see rowExact).
 func (g *builder) matmul(name string, x *ir.Value, w *ir.Tensor) *ir.Value {
+	if g.rowExact(w) {
+		return g.group(name, "", x, []string{name}, []string{name}, w)[0]
+	}
 	wc := g.b.Const(name+".weight", w)
 	if w.DType.IsQuantized() || w.DType == ir.Float16 || w.DType == ir.BFloat16 {
 		return g.op(name, "QMatMul", nil, x, wc)
@@ -151,6 +160,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 	D, hd := int64(cfg.Dim), int64(cfg.HeadDim())
 	H, KVH := int64(cfg.Heads), int64(cfg.KVHeads)
 	g := &builder{b: ir.NewBuilder(fmt.Sprintf("llama.s%d.p%d", S, P)), cfg: cfg}
+	g.verify = S > 1 && !mode.LastLogits && !mode.Ungrouped
 	b := g.b
 	tokens := b.Input(InputTokens, ir.Int64, ir.S(1, S))
 	positions := b.Input(InputPositions, ir.Int64, ir.S(1, S))
@@ -181,7 +191,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		// q, k and v share their input: one QMatMulGroup where the
 		// weights allow (see groupable).
 		var qkv []*ir.Value
-		if !mode.Ungrouped && groupable(S, D, lw.Wq, lw.Wk, lw.Wv) {
+		if !mode.Ungrouped && g.groupable(S, D, lw.Wq, lw.Wk, lw.Wv) {
 			names := []string{p + "wq", p + "wk", p + "wv"}
 			qkv = g.group(p+"wqkv", "", h, names, names, lw.Wq, lw.Wk, lw.Wv)
 		}
@@ -220,7 +230,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		x = g.op(p+"attn_residual", "Add", nil, x, g.matmul(p+"wo", a, lw.Wo))
 		h2 := g.op(p+"ffn_norm", "RMSNormalization", eps, x, c("ffn_norm.weight", lw.FFNNorm))
 		var ffn *ir.Value
-		if !mode.Ungrouped && groupable(S, D, lw.W1, lw.W3) && sameShape(lw.W1, lw.W3) {
+		if !mode.Ungrouped && g.groupable(S, D, lw.W1, lw.W3) && sameShape(lw.W1, lw.W3) {
 			ffn = g.group(p+"w13", "silu_mul", h2, []string{p + "ffn.mul"}, []string{p + "w1", p + "w3"}, lw.W1, lw.W3)[0]
 		} else {
 			gate := g.op(p+"w1.silu", "SiLU", nil, g.matmul(p+"w1", h2, lw.W1))

@@ -6,7 +6,9 @@
 // and qwen2 architectures (FromGGUF; block-quantized, F16 and BF16
 // matrices stay as stored, zero-copy, and run as QMatMul; matmuls that
 // share an input — q/k/v, and gate/up with the SwiGLU — run as one
-// QMatMulGroup where the weight types allow, see groupable). GenerateGGUF
+// QMatMulGroup where the weight types allow, see groupable; in a graph of
+// several tokens' logits, which may verify speculative drafts, F16 and
+// BF16 matmuls run as QMatMulGroups too, see rowExact). GenerateGGUF
 // writes random-weight GGUF models of any geometry for tests and
 // benchmarks.
 //

@@ -11,10 +11,30 @@ import (
 // in a graph of seq tokens: all of one type that the CPU backend's group
 // kernel has — a block type (Q8_0, Q4_0; Q4_K, Q6_K with K a multiple of
 // 256: the activations are quantized once), or F16 / BF16 in a decode
-// graph (seq 1: its GEMV) — so that one pool batch runs every weight's
-// rows. Other cases (f32, mixed types, half-precision prefill) keep one
-// matmul per weight, which have their own fast kernels.
-func groupable(seq, k int64, ws ...*ir.Tensor) bool {
+// graph (seq 1: its GEMV) or a verification graph (g.verify: see
+// rowExact) — so that one pool batch runs every weight's rows. Other
+// cases (f32, mixed types, half-precision prefill) keep one matmul per
+// weight, which have their own fast kernels.
+func (g *builder) groupable(seq, k int64, ws ...*ir.Tensor) bool {
+	return groupable(seq == 1 || g.verify, k, ws...)
+}
+
+// rowExact reports whether the matmul of weight w runs as a QMatMulGroup
+// of its own: an F16 or BF16 weight in a verification graph (g.verify).
+// Speculative decoding verifies k drafted tokens in one run of such a
+// graph and needs every row's logits bit for bit as one-token decoding
+// computes them; the CPU backend's group kernel runs half weights with
+// the dot-product kernels of decode at any number of rows, while its
+// QMatMul takes a packed GEMM from 32 rows on, which sums in another
+// order. Prefill graphs (Mode.LastLogits) keep QMatMul and its speed:
+// no verification runs them. The block types need no such care: QMatMul
+// and the group kernel round every row as at one row.
+func (g *builder) rowExact(w *ir.Tensor) bool {
+	return g.verify && len(w.Shape) == 2 && (w.DType == ir.Float16 || w.DType == ir.BFloat16)
+}
+
+// groupable is builder.groupable with half weights allowed or not.
+func groupable(half bool, k int64, ws ...*ir.Tensor) bool {
 	for _, w := range ws {
 		if w == nil || len(w.Shape) != 2 || w.Shape[1] != k || w.DType != ws[0].DType {
 			return false
@@ -29,7 +49,7 @@ func groupable(seq, k int64, ws ...*ir.Tensor) bool {
 				return false
 			}
 		case ir.Float16, ir.BFloat16:
-			if seq != 1 {
+			if !half {
 				return false
 			}
 		default:

@@ -13,8 +13,11 @@ import (
 // q/k/v run as one QMatMulGroup (three outputs) and its gate/up as one with
 // act silu_mul (the SwiGLU, no separate SiLU or Mul), leaving two plain
 // QMatMuls (wo, w2) per layer and the classifier; f16 weights group so in
-// decode graphs only (prefill keeps seven QMatMuls per layer). The weight
-// constants keep their names. Mode.Ungrouped keeps seven everywhere.
+// decode graphs, and in graphs of several tokens' logits (which may verify
+// speculative drafts) every f16 matmul is a group — wo, w2 and the
+// classifier one-weight groups (rowExact) — while prefill graphs
+// (LastLogits) keep seven QMatMuls per layer. The weight constants keep
+// their names. Mode.Ungrouped keeps seven everywhere.
 func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 	for _, c := range []struct {
 		dt      ir.DType
@@ -26,10 +29,13 @@ func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 			require.NoError(t, err)
 			cfg, w, err := FromGGUF(reparse(t, gw))
 			require.NoError(t, err)
-			for _, seq := range []int{1, 3} {
-				g, err := Build(cfg, w, Mode{Seq: seq, Capacity: 8})
+			for _, mode := range []Mode{{Seq: 1}, {Seq: 3}, {Seq: 3, LastLogits: true}} {
+				seq := mode.Seq
+				mode.Capacity = 8
+				g, err := Build(cfg, w, mode)
 				require.NoError(t, err)
 				ops := map[string]int{}
+				single := 0
 				for _, n := range g.Nodes {
 					ops[n.Op]++
 					if n.Op != "QMatMulGroup" {
@@ -37,6 +43,12 @@ func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 					}
 					switch n.AttrString("act", "") {
 					case "":
+						if len(n.Inputs) == 2 { // rowExact
+							require.Regexp(t, `^(layers\.\d+\.(wo|w2)|output)\.weight$`, n.Inputs[1].Name)
+							require.Equal(t, n.Name, n.Outputs[0].Name)
+							single++
+							continue
+						}
 						require.Len(t, n.Inputs, 4, n.Name)
 						require.Len(t, n.Outputs, 3, n.Name)
 						require.Regexp(t, `^layers\.\d+\.wq\.weight$`, n.Inputs[1].Name)
@@ -49,7 +61,7 @@ func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 						t.Fatalf("%s: act %q", n.Name, n.AttrString("act", ""))
 					}
 				}
-				ug, err := Build(cfg, w, Mode{Seq: seq, Capacity: 8, Ungrouped: true})
+				ug, err := Build(cfg, w, Mode{Seq: seq, Capacity: 8, LastLogits: mode.LastLogits, Ungrouped: true})
 				require.NoError(t, err)
 				uq := 0
 				for _, n := range ug.Nodes {
@@ -60,11 +72,19 @@ func TestBuildGroupsSharedInputMatmuls(t *testing.T) {
 				}
 				L := cfg.Layers
 				require.Equal(t, 7*L+1, uq, "Ungrouped")
-				if c.grouped || (c.dt == ir.Float16 && seq == 1) {
+				verify := seq > 1 && !mode.LastLogits
+				switch {
+				case c.dt == ir.Float16 && verify:
+					require.Equal(t, 4*L+1, ops["QMatMulGroup"])
+					require.Equal(t, 2*L+1, single)
+					require.Zero(t, ops["QMatMul"])
+					require.Zero(t, ops["SiLU"])
+				case c.grouped || (c.dt == ir.Float16 && seq == 1):
 					require.Equal(t, 2*L, ops["QMatMulGroup"])
 					require.Equal(t, 2*L+1, ops["QMatMul"])
 					require.Zero(t, ops["SiLU"])
-				} else {
+					require.Zero(t, single)
+				default:
 					require.Zero(t, ops["QMatMulGroup"])
 					require.Equal(t, 7*L+1, ops["QMatMul"])
 				}

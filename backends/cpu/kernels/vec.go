@@ -49,9 +49,23 @@ func SiLU(x []float32) { act(actSiLU, x) }
 // Sigmoid replaces each x by σ(x) = 1 / (1 + e^−x).
 func Sigmoid(x []float32) { act(actSigmoid, x) }
 
+// act runs the activation over x. The tail past the assembly's body goes
+// through the assembly too, padded in a buffer of whole vectors: each
+// element's result then depends on its value only, never on where it sits
+// in the slice, so that a tensor cut into pieces (one pool task's rows,
+// one activation row of a batch) gets the result of the whole — the
+// scalar formulas round the last bit differently (no fused multiply-add).
 func act(op int, x []float32) {
 	n := actArch(op, x)
-	actGeneric(op, x[n:])
+	if t := x[n:]; len(t) > 0 {
+		var buf [16]float32
+		copy(buf[:], t)
+		if actArch(op, buf[:]) == len(buf) {
+			copy(t, buf[:len(t)])
+			return
+		}
+		actGeneric(op, t)
+	}
 }
 
 // ExpSum replaces each x by e^(x−m) and returns the sum of the results
