@@ -40,12 +40,17 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 }
 
 // fastConv builds Y[n] = act(W·col(X[n]) + B + Z[n]) for each image n:
-// first as the implicit GEMM, which reads the patches in place; where that
-// declines (a padded input over maxIm2col), with W the [M, C·kH·kW]
-// weight matrix and col the im2col patch matrix [C·kH·kW, OH·OW] in
-// scratch (X[n] itself for a pointwise conv). The im2col path declines
-// grouped convolutions (the plain kernel has a direct loop for them).
+// a 3×3 stride-1 conv that gains from it as a Winograd convolution
+// (fast_conv_wino.go); otherwise first as the implicit GEMM, which reads
+// the patches in place; where that declines (a padded input over
+// maxIm2col), with W the [M, C·kH·kW] weight matrix and col the im2col
+// patch matrix [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise
+// conv). The im2col path declines grouped convolutions (the plain kernel
+// has a direct loop for them).
 func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
+	if p := planWinoConv(s, z, act, relu); p != nil {
+		return p.run
+	}
 	if k := buildImplicitConv(s, z, act, relu); k != nil {
 		return k
 	}

@@ -53,9 +53,12 @@ func runImplicit(t *testing.T, workers int, tc intoCase) {
 }
 
 // forEachTransMode runs f at every ISA level with the transposed GEMM
-// off and (where the level has it) forced on.
+// off and (where the level has it) forced on, and the Winograd path off
+// (fast_conv_wino_test.go tests that one).
 func forEachTransMode(t *testing.T, f func(t *testing.T)) {
 	defer func(m int) { convTransMode = m }(convTransMode)
+	defer func(m int) { convWinoMode = m }(convWinoMode)
+	convWinoMode = 1
 	forEachISA(t, func(t *testing.T) {
 		for _, mode := range []int{1, 2} {
 			if mode == 2 && !kernels.ConvTFast() {
@@ -170,6 +173,8 @@ func TestImplicitConvResNetShapes(t *testing.T) {
 func TestImplicitConvNoAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	defer func(m int) { convTransMode = m }(convTransMode)
+	defer func(m int) { convWinoMode = m }(convWinoMode)
+	convWinoMode = 1
 	for i, pads := range []int64{0, 1, 0, 1} {
 		convTransMode = 1 + i/2 // the transposed GEMM forced on in the second half
 		x, w, b := randF32(r, 1, 16, 20, 20), randF32(r, 32, 16, 3, 3), randF32(r, 32)

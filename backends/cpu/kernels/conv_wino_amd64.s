@@ -1,0 +1,264 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// func winoIn23_512(dst *float32, ldd int, p00, p01, p10, p11 *float32, lds, n int)
+// WinoIn23 over 16 tiles at a time (the last ones masked): Bᵀ·d along
+// each tile row's columns into Z0-Z15 (row i, point b in Z(4i+b)), then
+// along the rows, storing point 4a+b at dst + (4a+b)·ldd.
+TEXT ·winoIn23_512(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (DI)(R8*4), R11
+	LEAQ (R11)(R8*4), R12
+	LEAQ (R12)(R8*4), R13
+	MOVQ p00+16(FP), AX
+	MOVQ p01+24(FP), BX
+	MOVQ p10+32(FP), DX
+	MOVQ p11+40(FP), SI
+	MOVQ lds+48(FP), R10
+	SHLQ $2, R10
+	MOVQ n+56(FP), R14
+winoIn23_loop:
+	MOVQ R14, CX
+	MOVQ $16, R15
+	CMPQ CX, R15
+	CMOVQGT R15, CX
+	MOVL $1, R15
+	SHLL CX, R15
+	DECL R15
+	KMOVW R15, K1
+	// row 0: plane row 0 of phases (0,0), (0,1)
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z (BX), K1, Z17
+	VMOVUPS.Z 4(AX), K1, Z18
+	VMOVUPS.Z 4(BX), K1, Z19
+	VSUBPS Z18, Z16, Z0
+	VADDPS Z18, Z17, Z1
+	VSUBPS Z17, Z18, Z2
+	VSUBPS Z19, Z17, Z3
+	// row 1: phases (1,0), (1,1)
+	VMOVUPS.Z (DX), K1, Z16
+	VMOVUPS.Z (SI), K1, Z17
+	VMOVUPS.Z 4(DX), K1, Z18
+	VMOVUPS.Z 4(SI), K1, Z19
+	VSUBPS Z18, Z16, Z4
+	VADDPS Z18, Z17, Z5
+	VSUBPS Z17, Z18, Z6
+	VSUBPS Z19, Z17, Z7
+	// row 2: plane row 1 of phases (0,0), (0,1)
+	VMOVUPS.Z (AX)(R10*1), K1, Z16
+	VMOVUPS.Z (BX)(R10*1), K1, Z17
+	VMOVUPS.Z 4(AX)(R10*1), K1, Z18
+	VMOVUPS.Z 4(BX)(R10*1), K1, Z19
+	VSUBPS Z18, Z16, Z8
+	VADDPS Z18, Z17, Z9
+	VSUBPS Z17, Z18, Z10
+	VSUBPS Z19, Z17, Z11
+	// row 3: plane row 1 of phases (1,0), (1,1)
+	VMOVUPS.Z (DX)(R10*1), K1, Z16
+	VMOVUPS.Z (SI)(R10*1), K1, Z17
+	VMOVUPS.Z 4(DX)(R10*1), K1, Z18
+	VMOVUPS.Z 4(SI)(R10*1), K1, Z19
+	VSUBPS Z18, Z16, Z12
+	VADDPS Z18, Z17, Z13
+	VSUBPS Z17, Z18, Z14
+	VSUBPS Z19, Z17, Z15
+	// along the rows: a=0: t0-t2, a=1: t1+t2, a=2: t2-t1, a=3: t1-t3
+	VSUBPS Z8, Z0, Z20
+	VADDPS Z8, Z4, Z21
+	VSUBPS Z4, Z8, Z22
+	VSUBPS Z12, Z4, Z23
+	VMOVUPS Z20, K1, (DI)
+	VMOVUPS Z21, K1, (R11)
+	VMOVUPS Z22, K1, (R12)
+	VMOVUPS Z23, K1, (R13)
+	VSUBPS Z9, Z1, Z20
+	VADDPS Z9, Z5, Z21
+	VSUBPS Z5, Z9, Z22
+	VSUBPS Z13, Z5, Z23
+	VMOVUPS Z20, K1, (DI)(R8*1)
+	VMOVUPS Z21, K1, (R11)(R8*1)
+	VMOVUPS Z22, K1, (R12)(R8*1)
+	VMOVUPS Z23, K1, (R13)(R8*1)
+	VSUBPS Z10, Z2, Z20
+	VADDPS Z10, Z6, Z21
+	VSUBPS Z6, Z10, Z22
+	VSUBPS Z14, Z6, Z23
+	VMOVUPS Z20, K1, (DI)(R8*2)
+	VMOVUPS Z21, K1, (R11)(R8*2)
+	VMOVUPS Z22, K1, (R12)(R8*2)
+	VMOVUPS Z23, K1, (R13)(R8*2)
+	VSUBPS Z11, Z3, Z20
+	VADDPS Z11, Z7, Z21
+	VSUBPS Z7, Z11, Z22
+	VSUBPS Z15, Z7, Z23
+	VMOVUPS Z20, K1, (DI)(R9*1)
+	VMOVUPS Z21, K1, (R11)(R9*1)
+	VMOVUPS Z22, K1, (R12)(R9*1)
+	VMOVUPS Z23, K1, (R13)(R9*1)
+	ADDQ $64, AX
+	ADDQ $64, BX
+	ADDQ $64, DX
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	ADDQ $64, R13
+	SUBQ $16, R14
+	JGT winoIn23_loop
+	VZEROUPPER
+	RET
+
+// func winoOut23_512(y0, y1, z0, z1, src *float32, lds, n, cols int, bias float32, flags int, idx *int32)
+// WinoOut23 over 16 tiles (32 output columns) at a time: Aᵀ·m along the
+// points' columns into Z0-Z7 (s[a][q] in Z(2a+q)), then along the rows;
+// the two columns of each tile are interleaved with VPERMT2PS (idx: the
+// low and the high interleave, 32 indices), bias, z (flags&1) and ReLU
+// (flags&2, NaN kept) applied, and row 1 stored when flags&4.
+TEXT ·winoOut23_512(SB), NOSPLIT, $0-88
+	MOVQ y0+0(FP), DI
+	MOVQ y1+8(FP), BX
+	MOVQ z0+16(FP), DX
+	MOVQ z1+24(FP), AX
+	MOVQ src+32(FP), SI
+	MOVQ lds+40(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R11
+	LEAQ (R11)(R8*4), R12
+	LEAQ (R12)(R8*4), R13
+	MOVQ n+48(FP), R14
+	MOVQ cols+56(FP), R10
+	VBROADCASTSS bias+64(FP), Z28
+	MOVQ flags+72(FP), CX
+	MOVQ idx+80(FP), CX
+	VMOVDQU32 (CX), Z30
+	VMOVDQU32 64(CX), Z31
+	VPXORD Z29, Z29, Z29
+winoOut23_loop:
+	// K1: the tiles of this step; K2/K3: the low/high 16 output columns.
+	MOVQ R14, CX
+	MOVQ $16, R15
+	CMPQ CX, R15
+	CMOVQGT R15, CX
+	MOVL $1, R15
+	SHLL CX, R15
+	DECL R15
+	KMOVW R15, K1
+	MOVQ R10, CX
+	MOVQ $16, R15
+	CMPQ CX, R15
+	CMOVQGT R15, CX
+	MOVL $1, R15
+	SHLL CX, R15
+	DECL R15
+	KMOVW R15, K2
+	MOVQ R10, CX
+	SUBQ $16, CX
+	MOVQ $0, R15
+	CMPQ CX, R15
+	CMOVQLT R15, CX
+	MOVQ $16, R15
+	CMPQ CX, R15
+	CMOVQGT R15, CX
+	MOVL $1, R15
+	SHLL CX, R15
+	DECL R15
+	KMOVW R15, K3
+	// along the columns: s[a][0] = m0+m1+m2, s[a][1] = m1-m2-m3
+	VMOVUPS.Z (SI), K1, Z16
+	VMOVUPS.Z (SI)(R8*1), K1, Z17
+	VMOVUPS.Z (SI)(R8*2), K1, Z18
+	VMOVUPS.Z (SI)(R9*1), K1, Z19
+	VADDPS Z17, Z16, Z0
+	VADDPS Z18, Z0, Z0
+	VSUBPS Z18, Z17, Z1
+	VSUBPS Z19, Z1, Z1
+	VMOVUPS.Z (R11), K1, Z16
+	VMOVUPS.Z (R11)(R8*1), K1, Z17
+	VMOVUPS.Z (R11)(R8*2), K1, Z18
+	VMOVUPS.Z (R11)(R9*1), K1, Z19
+	VADDPS Z17, Z16, Z2
+	VADDPS Z18, Z2, Z2
+	VSUBPS Z18, Z17, Z3
+	VSUBPS Z19, Z3, Z3
+	VMOVUPS.Z (R12), K1, Z16
+	VMOVUPS.Z (R12)(R8*1), K1, Z17
+	VMOVUPS.Z (R12)(R8*2), K1, Z18
+	VMOVUPS.Z (R12)(R9*1), K1, Z19
+	VADDPS Z17, Z16, Z4
+	VADDPS Z18, Z4, Z4
+	VSUBPS Z18, Z17, Z5
+	VSUBPS Z19, Z5, Z5
+	VMOVUPS.Z (R13), K1, Z16
+	VMOVUPS.Z (R13)(R8*1), K1, Z17
+	VMOVUPS.Z (R13)(R8*2), K1, Z18
+	VMOVUPS.Z (R13)(R9*1), K1, Z19
+	VADDPS Z17, Z16, Z6
+	VADDPS Z18, Z6, Z6
+	VSUBPS Z18, Z17, Z7
+	VSUBPS Z19, Z7, Z7
+	// row 0: s0+s1+s2 (Z8: q=0, Z9: q=1); row 1: s1-s2-s3 (Z10, Z11)
+	VADDPS Z2, Z0, Z8
+	VADDPS Z4, Z8, Z8
+	VADDPS Z3, Z1, Z9
+	VADDPS Z5, Z9, Z9
+	VSUBPS Z4, Z2, Z10
+	VSUBPS Z6, Z10, Z10
+	VSUBPS Z5, Z3, Z11
+	VSUBPS Z7, Z11, Z11
+	// interleave: Z12 = low 16 columns, Z8 = high 16 (row 0); Z13, Z10 (row 1)
+	VMOVAPS Z8, Z12
+	VPERMT2PS Z9, Z30, Z12
+	VPERMT2PS Z9, Z31, Z8
+	VMOVAPS Z10, Z13
+	VPERMT2PS Z11, Z30, Z13
+	VPERMT2PS Z11, Z31, Z10
+	VADDPS Z28, Z12, Z12
+	VADDPS Z28, Z8, Z8
+	VADDPS Z28, Z13, Z13
+	VADDPS Z28, Z10, Z10
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JEQ winoOut23_noz
+	VMOVUPS.Z (DX), K2, Z16
+	VMOVUPS.Z 64(DX), K3, Z17
+	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z8, Z8
+	TESTQ $4, CX
+	JEQ winoOut23_noz
+	VMOVUPS.Z (AX), K2, Z16
+	VMOVUPS.Z 64(AX), K3, Z17
+	VADDPS Z16, Z13, Z13
+	VADDPS Z17, Z10, Z10
+winoOut23_noz:
+	TESTQ $2, CX
+	JEQ winoOut23_norelu
+	VMAXPS Z12, Z29, Z12
+	VMAXPS Z8, Z29, Z8
+	VMAXPS Z13, Z29, Z13
+	VMAXPS Z10, Z29, Z10
+winoOut23_norelu:
+	VMOVUPS Z12, K2, (DI)
+	VMOVUPS Z8, K3, 64(DI)
+	TESTQ $4, CX
+	JEQ winoOut23_norow1
+	VMOVUPS Z13, K2, (BX)
+	VMOVUPS Z10, K3, 64(BX)
+winoOut23_norow1:
+	ADDQ $128, DI
+	ADDQ $128, BX
+	ADDQ $128, DX
+	ADDQ $128, AX
+	ADDQ $64, SI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	ADDQ $64, R13
+	SUBQ $32, R10
+	SUBQ $16, R14
+	JGT winoOut23_loop
+	VZEROUPPER
+	RET
