@@ -182,7 +182,9 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 			return err
 		}
 		job := kvAttnJobs.Get().(*kvAttnJob)
+		reg := job.reg
 		*job = j
+		job.reg = reg
 		job.q, job.k, job.v, job.y, job.pos = in[0].Float32s(), in[1].Data, in[2].Data, out[0].Float32s(), ps
 		switch j.dt {
 		case ir.Float32:
@@ -203,9 +205,11 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 			}
 		} else {
 			job.buf = f32View(scratch, workers*j.per)
-			pool.RunTasks(B*H, job)
+			// Region order: a worker's next head is usually task t+1,
+			// whose first rows Task prefetches as it ends.
+			job.reg.Run(pool, B*H, job)
 		}
-		*job = kvAttnJob{}
+		*job = kvAttnJob{reg: job.reg}
 		kvAttnJobs.Put(job)
 		return nil
 	}
@@ -223,6 +227,7 @@ type kvAttnJob struct {
 	kh, vh                        []uint16  // f16 caches, viewed
 	pos                           []int64
 	buf                           []float32
+	reg                           kernels.Regions
 }
 
 var kvAttnJobs = sync.Pool{New: func() any { return new(kvAttnJob) }}
@@ -246,6 +251,8 @@ func (j *kvAttnJob) Task(w, t int) {
 	}
 	half := j.dt == ir.Float16
 	krb, vrb := int(j.dt.Bytes(int64(D))), int(j.dt.Bytes(int64(Dv)))
+	// This head's first tile at once (the next head's, as this one ends).
+	j.prefetchHead(kvh, min(kvTile, int(last)+1), krb, vrb)
 	for j0 := 0; j0 <= int(last); j0 += kvTile {
 		n := min(kvTile, int(last)+1-j0)
 		var kt, vt []float32
@@ -299,6 +306,9 @@ func (j *kvAttnJob) Task(w, t int) {
 			}
 		}
 	}
+	if t+1 < j.B*j.H && (t+1)/j.H == b {
+		j.prefetchHead(b*j.Hkv+(h+1)/(j.H/j.Hkv), min(kvTile, int(last)+1), krb, vrb)
+	}
 	for s := 0; s < S; s++ {
 		state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 		row := (b*j.H+h)*S + s
@@ -308,6 +318,14 @@ func (j *kvAttnJob) Task(w, t int) {
 			yo[i] = a * inv
 		}
 	}
+}
+
+// prefetchHead prefetches the first n cache rows of keys and values of KV
+// head kvh (rows of krb and vrb bytes).
+func (j *kvAttnJob) prefetchHead(kvh, n, krb, vrb int) {
+	r := kvh * j.P
+	prefetchRows(j.k[r*krb : (r+n)*krb])
+	prefetchRows(j.v[r*vrb : (r+n)*vrb])
 }
 
 // expKV is e^x for the softmax weights (x ≤ 0), in float32: 2^k·e^r

@@ -30,6 +30,18 @@ func kvStoreF16AVX2(dst *uint16, src *float32, n int)
 //go:noescape
 func kvLoadQ8AVX2(dst *float32, src *byte, nblocks int)
 
+//go:noescape
+func kvPrefetch(p *byte, n int)
+
+// prefetchRows asks for b's cache lines at once (a head's first rows: the
+// cache is read once per step, after the weights have evicted it, and a
+// stream's first rows would otherwise arrive one miss at a time).
+func prefetchRows(b []byte) {
+	if len(b) > 0 {
+		kvPrefetch(&b[0], len(b))
+	}
+}
+
 // kvSIMD reports whether the AVX2 kernels may run (the kernels package's
 // ISA level, which tests and --isa may lower).
 func kvSIMD() bool { return kernels.CurrentISA() >= kernels.AVX2 }

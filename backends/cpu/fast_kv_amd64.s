@@ -483,3 +483,16 @@ q8done:
 	VZEROUPPER
 	RET
 
+
+// func kvPrefetch(p *byte, n int)
+//
+// PREFETCHT0 of every 64-byte line of n > 0 bytes at p.
+TEXT ·kvPrefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+kvPrefetchLoop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JG kvPrefetchLoop
+	RET

@@ -11,3 +11,6 @@ func accumKV(acc, w, v []float32, d, n int)                         { accumKVGo(
 func accumKVHalf(acc, w []float32, v []uint16, d, n int)            { accumKVHalfGo(acc, w, v, d, n) }
 func storeHalf(dst []uint16, src []float32)                         { storeHalfGo(dst, src) }
 func loadQ8(dst []float32, src []byte)                              { loadQ8Go(dst, src) }
+
+// prefetchRows does nothing without assembly.
+func prefetchRows([]byte) {}
