@@ -58,10 +58,12 @@ crossbuild:
 
 # With lavapipe (Mesa's CPU Vulkan driver) installed, the Vulkan tests must not skip.
 # The Vulkan binding is cgo: its tests also run under the race detector with
-# cgocheck2 (full checking of Go pointers passed to C).
+# cgocheck2 (full checking of Go pointers passed to C). The CPU backend runs
+# once more as on an AVX2-only machine (its allocation checks included).
 unit:
 	if dpkg -s mesa-vulkan-drivers >/dev/null 2>&1; then export WEFT_REQUIRE_VULKAN=1; fi; $(GO) test ./...
 	if dpkg -s mesa-vulkan-drivers >/dev/null 2>&1; then export WEFT_REQUIRE_VULKAN=1; fi; GOEXPERIMENT=cgocheck2 $(GO) test -race ./backends/vulkan/
+	GODEBUG=cpu.avx512f=off $(GO) test ./backends/cpu/
 
 conformance: testdeps
 	$(GO) run ./cmd/weft conform --baseline $(BASELINE) $(SUITES)

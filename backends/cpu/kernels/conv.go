@@ -176,6 +176,13 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 		}
 	}
 	var tile *[14 * 32]float32 // for column edges without masks
+	// Returned when the loops end; a defer in the loop would allocate its
+	// record on every call.
+	defer func() {
+		if tile != nil {
+			convTiles.Put(tile)
+		}
+	}()
 	for p0 := 0; p0 < ncols; p0 += nr {
 		pc := min(nr, ncols-p0)
 		full := hi+p0+nr <= len(b) // a full panel of every row is readable
@@ -204,7 +211,6 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 				// the valid columns.
 				if tile == nil {
 					tile = convTiles.Get().(*[14 * 32]float32)
-					defer convTiles.Put(tile)
 				}
 				t := tile[:rows*nr]
 				fn(kcb, &ap[0], &b[p0], &off[0], &t[0], nr, 0, 0, nil, nil, 0)
