@@ -36,6 +36,7 @@ type LLMBench struct {
 	// same process with the same threads; the fractions are of it.
 	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
 	ReadReader       string  `json:"read_bandwidth_reader,omitempty"`
+	ReadBestGBs      float64 `json:"read_bandwidth_best_gb_s,omitempty"`
 	ReadPlainGBs     float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
 	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
 	DecodeBestTokS   float64 `json:"decode_best_tok_s,omitempty"`
@@ -200,10 +201,11 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("and the columns after it, from the run with the fastest decode). Decode is memory-bound:\n")
 	p("**weights GB/s** is the weight bytes a token reads times decode tok/s, and **of read** its\n")
 	p("share of a streaming read measured by the same `weft bench` process with the same threads\n")
-	p("(*read GB/s*: the best of a plain Go loop, vector loads and vector loads with software\n")
-	p("prefetch, on each one's best pass — weft's own kernels prefetch, so the probe does too;\n")
+	p("(*read GB/s*: the fastest of a plain Go loop, vector loads and vector loads with software\n")
+	p("prefetch — weft's own kernels prefetch, so the probe does too — on its median pass, as\n")
+	p("decode's mean rate is typical too;\n")
 	p("*plain read* is the plain loop's figure alone, the STREAM-like kind of measurement); the goal is Q4_0 decode at %.0f%% of it or more. *Fastest step* is the\n", 100*DecodeGoal)
-	p("quickest single decode step as the same share (other jobs on a shared machine disturb it\n")
+	p("quickest single decode step as a share of the same reader's fastest pass (other jobs on a shared machine disturb it\n")
 	p("least). Peak RSS is the whole process's, loading included (the highest of the runs).\n\n")
 	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | read GB/s | of read | fastest step | plain read GB/s | peak RSS |\n")
 	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -155,7 +155,7 @@ func Markdown(w io.Writer, r *Results, source string) {
 		p("of weight bytes. *hot* reuses one matrix (it may sit in L3); *cold* cycles through\n")
 		p("copies totalling at least 256 MB, as a model's layers do. **of read** compares with a\n")
 		p("streaming read of 256 MB measured in the same run (`BenchmarkReadBandwidth`: the best of a\n")
-		p("plain Go loop, vector loads and vector loads with software prefetch, on its best pass):\n")
+		p("plain Go loop, vector loads and vector loads with software prefetch, on its median pass):\n")
 		for _, bw := range r.ReadBandwidth {
 			p("%s GB/s on %d thread%s", num(bw.GBps), bw.Threads, plural(bw.Threads))
 			if bw.Threads != r.ReadBandwidth[len(r.ReadBandwidth)-1].Threads {

@@ -11,11 +11,14 @@
 // plain loop, the widest vector loads the CPU has, and the vector loads
 // with software prefetch at a few distances ahead (the technique weft's
 // own decode kernels use). A kernel's share of Read is then its share of
-// the best streaming read this process could do, not of a weak loop.
+// the best streaming read this process could do, not of a weak loop. Each
+// reader's figure is its median pass (its best pass is kept too), so that
+// a kernel's typical rate is compared with the probe's typical rate.
 package membw
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -87,19 +90,27 @@ func vectorSum(d int) func(x []uint64) uint64 {
 	}
 }
 
-// Result is one reader's bandwidth.
+// Result is one reader's bandwidth: its median pass (GBs) and its best
+// pass (BestGBs).
 type Result struct {
-	Reader string
-	GBs    float64
+	Reader  string
+	GBs     float64
+	BestGBs float64
 }
 
 var sink uint64
 
+// passes is the number of timed passes per reader, after one warm-up.
+const passes = 7
+
 // Measure returns each reader's streaming read bandwidth in GB/s with the
 // given number of goroutines, each summing its share of a Bytes buffer:
-// the best of passes after a warm-up (on a busy machine the best pass is
-// the one least disturbed). The readers take turns pass by pass, so that
-// a burst of load elsewhere on the machine does not fall on one of them.
+// the median of the timed passes after a warm-up, and the best. The
+// readers take turns pass by pass, so that a burst of load elsewhere on
+// the machine does not fall on one of them. Compare a kernel's typical
+// rate (a mean or median over runs) with GBs and its best run with
+// BestGBs: on a shared machine the best pass of a probe is a peak that
+// typical runs of anything seldom see.
 func Measure(threads int) []Result {
 	threads = max(threads, 1)
 	buf := make([]uint64, Bytes/8)
@@ -122,25 +133,27 @@ func Measure(threads int) []Result {
 		return time.Since(t0)
 	}
 	rs := Readers()
-	best := make([]time.Duration, len(rs))
-	for i, r := range rs {
+	times := make([][]time.Duration, len(rs))
+	for _, r := range rs {
 		pass(r)
-		best[i] = time.Duration(1 << 62)
 	}
-	for p := 0; p < 6; p++ {
+	for p := 0; p < passes; p++ {
 		for i, r := range rs {
-			best[i] = min(best[i], pass(r))
+			times[i] = append(times[i], pass(r))
 		}
 	}
 	sink = sums[0]
+	bytes := float64(chunk * threads * 8)
 	out := make([]Result, len(rs))
 	for i, r := range rs {
-		out[i] = Result{Reader: r.Name, GBs: float64(chunk*threads*8) / best[i].Seconds() / 1e9}
+		slices.Sort(times[i])
+		out[i] = Result{Reader: r.Name, GBs: bytes / times[i][passes/2].Seconds() / 1e9, BestGBs: bytes / times[i][0].Seconds() / 1e9}
 	}
 	return out
 }
 
-// Best returns the fastest of results (the zero Result for none).
+// Best returns the result with the highest median (the zero Result for
+// none): the reader that streams fastest here.
 func Best(results []Result) Result {
 	var b Result
 	for _, r := range results {
@@ -152,5 +165,5 @@ func Best(results []Result) Result {
 }
 
 // Read returns the streaming read bandwidth in GB/s with the given number
-// of goroutines: the best reader's figure from Measure.
+// of goroutines: the best reader's median pass (see Measure).
 func Read(threads int) float64 { return Best(Measure(threads)).GBs }

@@ -46,7 +46,7 @@ func TestBest(t *testing.T) {
 	if b := Best(nil); b.GBs != 0 {
 		t.Errorf("Best(nil) = %v", b)
 	}
-	got := Best([]Result{{"a", 1}, {"b", 3}, {"c", 2}})
+	got := Best([]Result{{"a", 1, 5}, {"b", 3, 3}, {"c", 2, 2}})
 	if got.Reader != "b" {
 		t.Errorf("Best = %v, want b", got)
 	}
@@ -63,7 +63,25 @@ func BenchmarkMeasure(b *testing.B) {
 			}
 			for _, r := range rs {
 				b.ReportMetric(r.GBs, "GB/s:"+r.Reader)
+				b.ReportMetric(r.BestGBs, "GB/s-best:"+r.Reader)
 			}
 		})
+	}
+}
+
+// TestMeasure checks that every reader reports a median pass no faster
+// than its best one, both positive.
+func TestMeasure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 256 MB dozens of times")
+	}
+	rs := Measure(2)
+	if len(rs) != len(Readers()) {
+		t.Fatalf("%d results for %d readers", len(rs), len(Readers()))
+	}
+	for _, r := range rs {
+		if !(r.GBs > 0 && r.GBs <= r.BestGBs) {
+			t.Errorf("%s: median %v GB/s, best %v GB/s", r.Reader, r.GBs, r.BestGBs)
+		}
 	}
 }
