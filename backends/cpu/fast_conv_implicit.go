@@ -233,15 +233,16 @@ func (p *implicitConv) split(workers, mr, nr int) {
 }
 
 // rows returns row block mb of a group: [i0, i1).
-func (p *implicitConv) rows(mb int) (i0, i1 int) {
-	tiles := (p.Mg + p.mr - 1) / p.mr
-	return mb * tiles / p.mBlocks * p.mr, min(p.Mg, (mb+1)*tiles/p.mBlocks*p.mr)
-}
+func (p *implicitConv) rows(mb int) (i0, i1 int) { return blockSpan(mb, p.Mg, p.mBlocks, p.mr) }
 
 // cols returns chunk ch of the virtual columns: [v0, v1).
-func (p *implicitConv) cols(ch int) (v0, v1 int) {
-	panels := (p.nv + p.nr - 1) / p.nr
-	return ch * panels / p.nChunks * p.nr, min(p.nv, (ch+1)*panels/p.nChunks*p.nr)
+func (p *implicitConv) cols(ch int) (v0, v1 int) { return blockSpan(ch, p.nv, p.nChunks, p.nr) }
+
+// blockSpan returns block b of n items cut into blocks of whole units
+// (the last unit may be partial): [lo, hi).
+func blockSpan(b, n, blocks, unit int) (lo, hi int) {
+	units := (n + unit - 1) / unit
+	return b * units / blocks * unit, min(n, (b+1)*units/blocks*unit)
 }
 
 // implicitJob is one image's run of an implicitConv over the pool:

@@ -262,10 +262,7 @@ func (p *winoConv) split(workers int) {
 }
 
 // rows returns row block mb: [i0, i1).
-func (p *winoConv) rows(mb int) (i0, i1 int) {
-	tiles := (p.M + p.mr - 1) / p.mr
-	return mb * tiles / p.mBlocks * p.mr, min(p.M, (mb+1)*tiles/p.mBlocks*p.mr)
-}
+func (p *winoConv) rows(mb int) (i0, i1 int) { return blockSpan(mb, p.M, p.mBlocks, p.mr) }
 
 // tileRows returns chunk ch of the tile rows: [ty0, ty1).
 func (p *winoConv) tileRows(ch int) (ty0, ty1 int) {

@@ -44,9 +44,15 @@ func winoDirect(x, w, bias, z []float32, C, M, H, W int, relu bool) []float64 {
 // tile-count tail of the 16-lane kernels, with and without residual and
 // ReLU, at every ISA level.
 func TestWino23Conv(t *testing.T) {
+	testWinoConv(t, rand.New(rand.NewPCG(5, 23)), wino23Conv,
+		[][2]int{{1, 1}, {2, 3}, {3, 2}, {5, 7}, {8, 8}, {6, 31}, {4, 32}, {3, 33}, {7, 35}, {2, 66}, {14, 14}, {9, 64}})
+}
+
+// testWinoConv checks conv against the direct convolution on each size,
+// without and with a residual and ReLU, at every ISA level.
+func testWinoConv(t *testing.T, r *rand.Rand, conv func(x, w, bias, z []float32, C, M, H, W int, relu bool) []float32, sizes [][2]int) {
 	forEachISA(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(5, 23))
-		for _, sz := range [][2]int{{1, 1}, {2, 3}, {3, 2}, {5, 7}, {8, 8}, {6, 31}, {4, 32}, {3, 33}, {7, 35}, {2, 66}, {14, 14}, {9, 64}} {
+		for _, sz := range sizes {
 			for _, opt := range []int{0, 1, 2, 3} {
 				H, W := sz[0], sz[1]
 				C, M := 1+r.IntN(5), 1+r.IntN(4)
@@ -58,7 +64,7 @@ func TestWino23Conv(t *testing.T) {
 					}
 					relu := opt&2 != 0
 					want := winoDirect(x, w, bias, z, C, M, H, W, relu)
-					got := wino23Conv(x, w, bias, z, C, M, H, W, relu)
+					got := conv(x, w, bias, z, C, M, H, W, relu)
 					for i := range want {
 						if math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
 							t.Fatalf("y[%d] = %v, want %v", i, got[i], want[i])
@@ -107,25 +113,8 @@ func wino23Conv(x, w, bias, z []float32, C, M, H, W int, relu bool) []float32 {
 			WinoIn23(v[c*nT+ty*Tx:], C*nT, planes[o:], planes[Hq*Wq+o:], planes[2*Hq*Wq+o:], planes[3*Hq*Wq+o:], Wq, Tx)
 		}
 	}
-	mm := make([]float32, 16*M*nT+3)
-	for i := range mm {
-		mm[i] = nan
-	}
-	for xi := 0; xi < 16; xi++ {
-		for m := 0; m < M; m++ {
-			for t := 0; t < nT; t++ {
-				var s float32
-				for c := 0; c < C; c++ {
-					s += u[xi*M*C+m*C+c] * v[(xi*C+c)*nT+t]
-				}
-				mm[(xi*M+m)*nT+t] = s
-			}
-		}
-	}
-	y := make([]float32, M*H*W+5)
-	for i := range y {
-		y[i] = nan
-	}
+	mm := winoProducts(u, v, 16, M, C, nT)
+	y := nanFloats(M*H*W + 5)
 	for m := 0; m < M; m++ {
 		for ty := 0; ty < Ty; ty++ {
 			y0 := y[(m*H+2*ty)*W:]
@@ -155,30 +144,8 @@ func wino23Conv(x, w, bias, z []float32, C, M, H, W int, relu bool) []float32 {
 // WinoOut43, against the direct convolution (tolerance for its larger
 // rounding error).
 func TestWino43Conv(t *testing.T) {
-	forEachISA(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(6, 43))
-		for _, sz := range [][2]int{{1, 1}, {2, 3}, {3, 5}, {4, 4}, {5, 7}, {8, 8}, {6, 31}, {4, 64}, {7, 65}, {9, 66}, {14, 14}, {13, 130}} {
-			for _, opt := range []int{0, 1, 2, 3} {
-				H, W := sz[0], sz[1]
-				C, M := 1+r.IntN(5), 1+r.IntN(4)
-				t.Run(fmt.Sprint(H, "x", W, "/", opt), func(t *testing.T) {
-					x, w, bias := randFloats(r, C*H*W), randFloats(r, M*C*9), randFloats(r, M)
-					var z []float32
-					if opt&1 != 0 {
-						z = randFloats(r, M*H*W)
-					}
-					relu := opt&2 != 0
-					want := winoDirect(x, w, bias, z, C, M, H, W, relu)
-					got := wino43Conv(x, w, bias, z, C, M, H, W, relu)
-					for i := range want {
-						if math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
-							t.Fatalf("y[%d] = %v, want %v", i, got[i], want[i])
-						}
-					}
-				})
-			}
-		}
-	})
+	testWinoConv(t, rand.New(rand.NewPCG(6, 43)), wino43Conv,
+		[][2]int{{1, 1}, {2, 3}, {3, 5}, {4, 4}, {5, 7}, {8, 8}, {6, 31}, {4, 64}, {7, 65}, {9, 66}, {14, 14}, {13, 130}})
 }
 
 // wino43Conv is the F(4×4, 3×3) convolution TestWino43Conv checks, with
@@ -217,25 +184,8 @@ func wino43Conv(x, w, bias, z []float32, C, M, H, W int, relu bool) []float32 {
 			WinoIn43(v[c*nT+ty*Tx:], C*nT, &p, Wq, Tx)
 		}
 	}
-	mm := make([]float32, 36*M*nT+3)
-	for i := range mm {
-		mm[i] = nan
-	}
-	for xi := 0; xi < 36; xi++ {
-		for m := 0; m < M; m++ {
-			for t := 0; t < nT; t++ {
-				var s float32
-				for c := 0; c < C; c++ {
-					s += u[xi*M*C+m*C+c] * v[(xi*C+c)*nT+t]
-				}
-				mm[(xi*M+m)*nT+t] = s
-			}
-		}
-	}
-	y := make([]float32, M*H*W+5)
-	for i := range y {
-		y[i] = nan
-	}
+	mm := winoProducts(u, v, 36, M, C, nT)
+	y := nanFloats(M*H*W + 5)
 	for m := 0; m < M; m++ {
 		for ty := 0; ty < Ty; ty++ {
 			var ys, zs [4][]float32
@@ -256,4 +206,32 @@ func wino43Conv(x, w, bias, z []float32, C, M, H, W int, relu bool) []float32 {
 		}
 	}
 	return y[:M*H*W]
+}
+
+// winoProducts is the plain product per Winograd point of the tests:
+// mm[(xi·M+m)·nT+t] = Σ_c u[xi·M·C+m·C+c]·v[(xi·C+c)·nT+t], with NaN-
+// poisoned slack after it.
+func winoProducts(u, v []float32, pts, M, C, nT int) []float32 {
+	mm := nanFloats(pts*M*nT + 3)
+	for xi := 0; xi < pts; xi++ {
+		for m := 0; m < M; m++ {
+			for t := 0; t < nT; t++ {
+				var s float32
+				for c := 0; c < C; c++ {
+					s += u[xi*M*C+m*C+c] * v[(xi*C+c)*nT+t]
+				}
+				mm[(xi*M+m)*nT+t] = s
+			}
+		}
+	}
+	return mm
+}
+
+// nanFloats returns n NaNs (a read of a slot nothing wrote shows).
+func nanFloats(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(math.NaN())
+	}
+	return x
 }
