@@ -76,7 +76,7 @@ func TestLLMRender(t *testing.T) {
 		"## LLM: prefill and decode\n",
 		"(random weights, llama.cpp's layout), the best of 1–2 runs per row;",
 		"a prompt of 128 tokens (**prefill** tok/s and time to\nfirst token, the best of the runs) then 64 tokens decoded",
-		"the goal is Q4_0 decode at 85% of it or more.",
+		"The goal is Q4_0 decode at 85% of\n*read GB/s* or more.",
 		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | read GB/s | of read | fastest step | plain read GB/s | peak RSS |",
 		// 60 MB × 400 tok/s = 24 GB/s, 80% of 30 GB/s; the fastest step 90%.
 		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 30.0 | **80%** | 90% | 25.0 | 108 MB |",
