@@ -17,7 +17,7 @@ import (
 
 // BenchmarkZoo times Model.RunInto of the zoo's benchmark models at -O2
 // with 1 and 2 threads (go test -bench Zoo ./backends/cpu; -v also logs
-// the time per op type of one traced run).
+// the time per op type, the mean of tracedRuns traced runs).
 func BenchmarkZoo(b *testing.B) {
 	for _, name := range []string{"resnet18", "resnet50", "bert-4l", "gpt-6l"} {
 		for _, threads := range []int{1, 2} {
@@ -39,10 +39,12 @@ func BenchmarkZoo(b *testing.B) {
 					b.Fatal(err)
 				}
 				tr := runtime.NewTrace()
-				if err := m.RunInto(backends.WithTracer(ctx, tr), in, out); err != nil {
-					b.Fatal(err)
+				for range tracedRuns {
+					if err := m.RunInto(backends.WithTracer(ctx, tr), in, out); err != nil {
+						b.Fatal(err)
+					}
 				}
-				logOps(b, tr)
+				logOps(b, tr, tracedRuns)
 				for b.Loop() {
 					if err := m.RunInto(ctx, in, out); err != nil {
 						b.Fatal(err)
@@ -78,7 +80,10 @@ func benchIO(b *testing.B, m *weft.Model) (in, out []*ir.Tensor) {
 }
 
 // logOps logs the time per op type of one traced run, largest first.
-func logOps(b *testing.B, tr *runtime.Trace) {
+// tracedRuns is how many traced runs logOps averages over.
+const tracedRuns = 10
+
+func logOps(b *testing.B, tr *runtime.Trace, runs int) {
 	per := map[string]time.Duration{}
 	for _, s := range tr.Spans() {
 		if s.Kind == backends.SpanNode {
@@ -92,7 +97,7 @@ func logOps(b *testing.B, tr *runtime.Trace) {
 	sort.Slice(ops, func(i, j int) bool { return per[ops[i]] > per[ops[j]] })
 	line := ""
 	for _, op := range ops {
-		line += fmt.Sprintf(" %s %.2fms", op, float64(per[op].Microseconds())/1000)
+		line += fmt.Sprintf(" %s %.2fms", op, float64(per[op].Microseconds())/1000/float64(runs))
 	}
 	b.Log("per op:" + line)
 }
