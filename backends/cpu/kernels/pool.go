@@ -20,25 +20,27 @@ type funcTasker func(i int)
 func (f funcTasker) Task(_, i int) { f(i) }
 
 // spinIters is how many polls a worker makes for new work before parking
-// (about 30µs on a 2020s x86 core): short enough not to burn a core
-// between runs, long enough to bridge back-to-back kernels without a
-// wake-up, including the caller's last task of a batch when the worker
-// ran out of tasks first. A parked worker costs the next batch a wake-up
-// (tens of µs on a VM) during which the caller works alone: at 1<<14
-// (about 8µs) over a third of ResNet-18's batches at 2 threads found
-// their worker parked, and ResNet-18 ran about 8% slower on two free
-// cores. Longer spins gained little more there and lost on a machine
-// with fewer free cores than threads.
-const spinIters = 1 << 16
+// (about 120µs on a 2020s x86 core): long enough to bridge back-to-back
+// kernels and the short serial stretches between them (a norm, RoPE, an
+// attention head's tail) without a wake-up, short enough not to burn a
+// core for long between runs. A parked worker costs the next batch a
+// wake-up (tens to hundreds of µs on a VM, whose idle vCPU the host
+// deschedules) during which the caller works alone. Measured on two free
+// cores against 1<<16 (about 30µs), each in alternating runs: ResNet-50
+// 17.6 → 16.9 ms, BERT-4l 20.2 → 19.2 ms, 110M Q4_0 decode 583–705 →
+// 752–774 tok/s. At 1<<14 over a third of ResNet-18's batches found
+// their worker parked. On a machine with fewer free cores than threads a
+// spinning worker takes a core from the caller, so the spin stays bounded.
+const spinIters = 1 << 18
 
 // waitSpins is how many polls the caller makes for the last tasks of its
 // batch (run by workers) before it blocks until the last one ends (about
-// 30µs): a worker descheduled mid-task by the OS then gets the core
-// instead of a spinning caller. Blocking puts a wake-up on the critical
-// path, so the spin covers the usual tail of a batch (a task of a kernel
-// split 4 ways per worker); at 1<<13 (about 4µs) the caller blocked in a
-// third of ResNet-18's batches at 2 threads.
-const waitSpins = 1 << 16
+// 120µs, as spinIters): a worker descheduled mid-task by the OS then gets
+// the core instead of a spinning caller. Blocking puts a wake-up on the
+// critical path, so the spin covers the usual tail of a batch; at 1<<13
+// (about 4µs) the caller blocked in a third of ResNet-18's batches at 2
+// threads.
+const waitSpins = 1 << 18
 
 // The batch word packs the task count and the next task index, so that one
 // atomic add both claims an index and says which batch's count bounds it.
