@@ -47,13 +47,32 @@ func buildFastFusedConv(s *nodeSpec) intoKernel {
 // patch matrix [C·kH·kW, OH·OW] in scratch (X[n] itself for a pointwise
 // conv). The im2col path declines grouped convolutions (the plain kernel
 // has a direct loop for them).
+//
+// The implicit GEMM goes first where ConvGemm has an assembly micro-kernel
+// at the current ISA level (amd64). Elsewhere (arm64, whose SGEMM has NEON
+// kernels but ConvGemm only a Go loop) im2col + SGEMM goes first, and the
+// implicit GEMM's Go loop is the fallback where im2col declines.
 func fastConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 	if p := planWinoConv(s, z, act, relu); p != nil {
 		return p.run
 	}
-	if k := buildImplicitConv(s, z, act, relu); k != nil {
+	simd := kernels.ConvGemmSIMD()
+	if simd {
+		if k := buildImplicitConv(s, z, act, relu); k != nil {
+			return k
+		}
+	}
+	if k := im2colConv(s, z, act, relu); k != nil {
 		return k
 	}
+	if !simd {
+		return buildImplicitConv(s, z, act, relu)
+	}
+	return nil
+}
+
+// im2colConv is fastConv's im2col + SGEMM path, or nil where it declines.
+func im2colConv(s *nodeSpec, z arg, act func([]float32), relu bool) intoKernel {
 	x, w, b, y := s.input(0), s.input(1), s.input(2), s.out[0]
 	if !x.ok || !w.ok || !allF32(x, w, b, z, y) {
 		return nil

@@ -236,6 +236,15 @@ func ConvGemm(cw *ConvWeights, kb, i0, i1 int, b []float32, off []int, ncols int
 	}
 }
 
+// ConvGemmSIMD reports whether ConvGemm has an assembly micro-kernel at
+// the current ISA level; without one it runs a Go loop, and im2col +
+// SgemmPacked (NEON kernels on arm64) is the faster conv.
+func ConvGemmSIMD() bool {
+	isa := CurrentISA()
+	_, nr := archShape(isa)
+	return convKernel(isa, nr, 1) != nil
+}
+
 // convTiles recycles the edge tiles of ConvGemm (a tile handed to an
 // assembly kernel through a func value would escape to the heap).
 var convTiles = sync.Pool{New: func() any { return new([14 * 32]float32) }}
