@@ -164,24 +164,7 @@ func (j *attnJob) softmaxRow(row []float32, b, h, i int) {
 		n = min(n, max(0, i+j.Skv-j.Sq+1))
 	}
 	live := row[:n]
-	switch {
-	case j.hasMask && !j.boolMask && j.mst[3] == 1:
-		kernels.ScaleAdd(live, scale, j.mf[mbase:mbase+n])
-	case j.hasMask:
-		kernels.ScaleAdd(live, scale, nil)
-		for c := range live {
-			mi := mbase + c*j.mst[3]
-			if j.boolMask {
-				if j.mb[mi] == 0 {
-					live[c] = ninf
-				}
-			} else {
-				live[c] += j.mf[mi]
-			}
-		}
-	default:
-		kernels.ScaleAdd(live, scale, nil)
-	}
+	j.scaleMask(live, scale, mbase)
 	mx := ninf
 	if n > 0 {
 		mx = kernels.Max(live)
@@ -207,6 +190,30 @@ func (j *attnJob) softmaxRow(row []float32, b, h, i int) {
 // as they do in the reference). With no mask, or a mask that hides every
 // key of every row, all Skv are kept (those rows become NaN, as in the
 // reference).
+// scaleMask scales the scores live (keys from the mask offset mbase on) and
+// applies the mask: added where it is float, -inf where a bool mask is 0.
+func (j *attnJob) scaleMask(live []float32, scale float32, mbase int) {
+	switch {
+	case j.hasMask && !j.boolMask && j.mst[3] == 1:
+		kernels.ScaleAdd(live, scale, j.mf[mbase:mbase+len(live)])
+	case j.hasMask:
+		ninf := float32(math.Inf(-1))
+		kernels.ScaleAdd(live, scale, nil)
+		for c := range live {
+			mi := mbase + c*j.mst[3]
+			if j.boolMask {
+				if j.mb[mi] == 0 {
+					live[c] = ninf
+				}
+			} else {
+				live[c] += j.mf[mi]
+			}
+		}
+	default:
+		kernels.ScaleAdd(live, scale, nil)
+	}
+}
+
 func (j *attnJob) keysSeen() int {
 	if !j.hasMask || j.mst[3] == 0 {
 		return j.Skv

@@ -129,25 +129,7 @@ func (j *attnJob) onlineRow(row, acc []float32, m, l *float32, b, h, i, k0 int) 
 	live := row[:n]
 	scale := float32(j.scale)
 	mbase := b*j.mst[0] + h*j.mst[1] + i*j.mst[2] + k0*j.mst[3]
-	switch {
-	case j.hasMask && !j.boolMask && j.mst[3] == 1:
-		kernels.ScaleAdd(live, scale, j.mf[mbase:mbase+n])
-	case j.hasMask:
-		ninf := float32(math.Inf(-1))
-		kernels.ScaleAdd(live, scale, nil)
-		for c := range live {
-			mi := mbase + c*j.mst[3]
-			if j.boolMask {
-				if j.mb[mi] == 0 {
-					live[c] = ninf
-				}
-			} else {
-				live[c] += j.mf[mi]
-			}
-		}
-	default:
-		kernels.ScaleAdd(live, scale, nil)
-	}
+	j.scaleMask(live, scale, mbase)
 	mx := kernels.Max(live)
 	if mx != mx {
 		*m = mx

@@ -358,15 +358,7 @@ func (j *implicitJob) Task(wk, t int) {
 	v0, v1 := p.cols(ch)
 	ncols := v1 - v0
 	ohw := p.OH * p.OW
-	// The group's output rows, bias and residual, from row g·Mg on.
-	y := j.y[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
-	var bias, z []float32
-	if j.bias != nil {
-		bias = j.bias[g*p.Mg : (g+1)*p.Mg]
-	}
-	if j.z != nil {
-		z = j.z[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
-	}
+	y, bias, z := j.groupOut(g)
 	var c []float32
 	ldc := ohw
 	if p.temp {
@@ -419,6 +411,21 @@ func (j *implicitJob) Task(wk, t int) {
 			}
 		}
 	}
+}
+
+// groupOut returns group g's output rows, bias and residual (nil where
+// absent), from row g·Mg on.
+func (j *implicitJob) groupOut(g int) (y, bias, z []float32) {
+	p := j.p
+	ohw := p.OH * p.OW
+	y = j.y[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
+	if j.bias != nil {
+		bias = j.bias[g*p.Mg : (g+1)*p.Mg]
+	}
+	if j.z != nil {
+		z = j.z[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
+	}
+	return y, bias, z
 }
 
 // chunkSegments returns, per chunk of virtual columns, the runs that map

@@ -45,14 +45,7 @@ func (j *implicitJob) rowTask(wk, t int) {
 	i0, i1 := p.rows(mb)
 	oh0, oh1 := ch*p.rowsPer, min(p.OH, (ch+1)*p.rowsPer)
 	ohw := p.OH * p.OW
-	y := j.y[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
-	var bias, z []float32
-	if j.bias != nil {
-		bias = j.bias[g*p.Mg : (g+1)*p.Mg]
-	}
-	if j.z != nil {
-		z = j.z[g*p.Mg*ohw : (g+1)*p.Mg*ohw]
-	}
+	y, bias, z := j.groupOut(g)
 	cw := j.cws[g]
 	var epi *kernels.ConvEpi
 	if p.bias || p.z || p.relu {

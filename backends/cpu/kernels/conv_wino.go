@@ -29,28 +29,36 @@ import "fmt"
 // u[ξ·M·C + m·C + c] gets (G g Gᵀ)[ξ/4][ξ%4] of kernel (m, c). len(u) must
 // be at least 16·M·C. The arithmetic is done in float64.
 func WinoWeights23(u, w []float32, M, C int) {
-	if M < 0 || C < 0 || len(w) < M*C*9 || len(u) < 16*M*C {
-		panic(fmt.Sprintf("kernels: WinoWeights23 M=%d C=%d with %d weights into %d", M, C, len(w), len(u)))
+	g := [][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	winoWeights("WinoWeights23", u, w, M, C, g)
+}
+
+// winoWeights writes (G g Gᵀ)[a][b] of each 3×3 kernel g of w (M×C) to
+// u[(a·n+b)·M·C + m·C + c], for the n×3 matrix G, in float64.
+func winoWeights(name string, u, w []float32, M, C int, g [][3]float64) {
+	n := len(g)
+	if M < 0 || C < 0 || len(w) < M*C*9 || len(u) < n*n*M*C {
+		panic(fmt.Sprintf("kernels: %s M=%d C=%d with %d weights into %d", name, M, C, len(w), len(u)))
 	}
-	g := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	var t [8][3]float64 // G·k (n ≤ 8)
 	for m := 0; m < M; m++ {
 		for c := 0; c < C; c++ {
 			k := w[(m*C+c)*9 : (m*C+c)*9+9]
-			var t [4][3]float64 // G·k
-			for a := range 4 {
+			for a := range n {
 				for j := range 3 {
+					t[a][j] = 0
 					for i := range 3 {
 						t[a][j] += g[a][i] * float64(k[i*3+j])
 					}
 				}
 			}
-			for a := range 4 {
-				for b := range 4 {
+			for a := range n {
+				for b := range n {
 					var s float64 // (G·k·Gᵀ)[a][b]
 					for j := range 3 {
 						s += t[a][j] * g[b][j]
 					}
-					u[(a*4+b)*M*C+m*C+c] = float32(s)
+					u[(a*n+b)*M*C+m*C+c] = float32(s)
 				}
 			}
 		}

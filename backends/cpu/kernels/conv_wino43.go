@@ -20,33 +20,9 @@ import "fmt"
 // convolution: w holds M×C 3×3 kernels and u[ξ·M·C + m·C + c] gets
 // (G g Gᵀ)[ξ/6][ξ%6] of kernel (m, c). len(u) must be at least 36·M·C.
 func WinoWeights43(u, w []float32, M, C int) {
-	if M < 0 || C < 0 || len(w) < M*C*9 || len(u) < 36*M*C {
-		panic(fmt.Sprintf("kernels: WinoWeights43 M=%d C=%d with %d weights into %d", M, C, len(w), len(u)))
-	}
-	g := [6][3]float64{{1.0 / 4, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+	g := [][3]float64{{1.0 / 4, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
 		{1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}}
-	for m := 0; m < M; m++ {
-		for c := 0; c < C; c++ {
-			k := w[(m*C+c)*9 : (m*C+c)*9+9]
-			var t [6][3]float64 // G·k
-			for a := range 6 {
-				for j := range 3 {
-					for i := range 3 {
-						t[a][j] += g[a][i] * float64(k[i*3+j])
-					}
-				}
-			}
-			for a := range 6 {
-				for b := range 6 {
-					var s float64
-					for j := range 3 {
-						s += t[a][j] * g[b][j]
-					}
-					u[(a*6+b)*M*C+m*C+c] = float32(s)
-				}
-			}
-		}
-	}
+	winoWeights("WinoWeights43", u, w, M, C, g)
 }
 
 // winoB43 applies Bᵀ to the six values e.
