@@ -49,15 +49,7 @@ func sharedConvWeights(w []float32, M, K int) *kernels.ConvWeights {
 		return kernels.PackConvWeights(w, K, M, K)
 	}
 	key := convPackKey{src: uintptr(unsafe.Pointer(&w[0])), n: len(w), m: M, k: K, isa: kernels.CurrentISA()}
-	convPackMu.Lock()
-	defer convPackMu.Unlock()
-	if p := convPackCache.get(key); p != nil {
-		return p
-	}
-	convPackCount.Add(1)
-	p := kernels.PackConvWeights(w, K, M, K)
-	convPackCache.put(key, w, p)
-	return p
+	return sharedConvPacking(convPackCache, key, w, func() *kernels.ConvWeights { return kernels.PackConvWeights(w, K, M, K) })
 }
 
 // sharedConvWeightsT is sharedConvWeights for the transposed layout.
@@ -67,13 +59,20 @@ func sharedConvWeightsT(w []float32, M, K int) *kernels.ConvWeightsT {
 		return kernels.PackConvWeightsT(w, K, M, K)
 	}
 	key := convPackTKey{src: uintptr(unsafe.Pointer(&w[0])), n: len(w), m: M, k: K}
-	convPackMu.Lock()
-	defer convPackMu.Unlock()
-	if p := convPackTCache.get(key); p != nil {
+	return sharedConvPacking(convPackTCache, key, w, func() *kernels.ConvWeightsT { return kernels.PackConvWeightsT(w, K, M, K) })
+}
+
+// sharedConvPacking returns the live packing of w under key in c, or
+// packs one (counted in convPackCount) and caches it for as long as it
+// lives.
+func sharedConvPacking[K rangeKey, V any](c *weakCache[K, V], key K, w []float32, pack func() *V) *V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.get(key); p != nil {
 		return p
 	}
 	convPackCount.Add(1)
-	p := kernels.PackConvWeightsT(w, K, M, K)
-	convPackTCache.put(key, w, p)
+	p := pack()
+	c.put(key, w, p)
 	return p
 }
