@@ -38,8 +38,13 @@ type qgShape struct {
 	ns      []int // rows of each weight
 	rb      int   // bytes per weight row
 	siluMul bool
-	half    bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
-	tasks   []qgTask
+	// apart (silu_mul at one activation row): the gate's and the up
+	// projection's rows are separate tasks, so that a worker streams
+	// through a contiguous run of one weight, and the SwiGLU of the whole
+	// row follows the batch.
+	apart bool
+	half  bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
+	tasks []qgTask
 }
 
 // qgJob is one run of a group kernel: the quantized activations and the
@@ -133,9 +138,16 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	taskBytes := 65536
 	if M == 1 {
 		taskBytes = 131072
+		// One row: the SwiGLU of the whole row after the batch is a few
+		// hundred ns, and it spares a worker a jump between the two
+		// weights every task, each a stream its prefetches had not reached.
+		sh.apart = sh.siluMul
+	}
+	if sh.apart {
+		rowBytes = sh.rb
 	}
 	for w, n := range sh.ns {
-		if sh.siluMul && w == 1 {
+		if sh.siluMul && !sh.apart && w == 1 {
 			break
 		}
 		rows := max(1, min((n+4*workers-1)/(4*workers), taskBytes/rowBytes))
@@ -182,6 +194,9 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		// the group's weights (see kernels.Regions).
 		j.reg.Run(pool, len(sh.tasks), j)
 		err := j.err
+		if err == nil && sh.apart {
+			siluMulRow(j.ys[0], j.up)
+		}
 		j.ws, j.ys, j.up, j.x = j.ws[:0], j.ys[:0], nil, nil
 		return err
 	}
@@ -195,12 +210,17 @@ func (j *qgJob) Task(_, t int) {
 	rows := tk.n1 - tk.n0
 	N := sh.ns[tk.w]
 	w := j.ws[tk.w][tk.n0*sh.rb : tk.n1*sh.rb]
-	y := j.ys[tk.w]
-	if sh.siluMul {
+	var y []float32
+	switch {
+	case sh.apart && tk.w == 1:
+		y = j.up
+	case sh.siluMul:
 		y = j.ys[0]
+	default:
+		y = j.ys[tk.w]
 	}
 	err := j.matmul(w, rows, y[tk.n0:], N)
-	if err == nil && sh.siluMul {
+	if err == nil && sh.siluMul && !sh.apart {
 		err = j.matmul(j.ws[1][tk.n0*sh.rb:tk.n1*sh.rb], rows, j.up[tk.n0:], N)
 		if err == nil {
 			for m := 0; m < sh.M; m++ {
