@@ -77,6 +77,14 @@ func buildKVCacheUpdate(s *nodeSpec) intoKernel {
 			return err
 		}
 		cache, src := in[0].Data, in[1].Float32s()
+		if S == 1 {
+			for b := 0; b < B; b++ {
+				for h := 0; h < H; h++ {
+					at := ((b*H+h)*P + int(ps[b])) * rb
+					prefetchRowsW(cache[at : at+rb])
+				}
+			}
+		}
 		for b := 0; b < B; b++ {
 			for si := 0; si < S; si++ {
 				p := int(ps[b*S+si])

@@ -33,6 +33,18 @@ func kvLoadQ8AVX2(dst *float32, src *byte, nblocks int)
 //go:noescape
 func kvPrefetch(p *byte, n int)
 
+//go:noescape
+func kvPrefetchW(p *byte, n int)
+
+// prefetchRowsW asks for b's cache lines for writing, at once: the rows a
+// decode step stores lie one per head, far apart and out of cache, and
+// would otherwise be fetched one store miss at a time.
+func prefetchRowsW(b []byte) {
+	if len(b) > 0 {
+		kvPrefetchW(&b[0], len(b))
+	}
+}
+
 // prefetchRows asks for b's cache lines at once (a head's first rows: the
 // cache is read once per step, after the weights have evicted it, and a
 // stream's first rows would otherwise arrive one miss at a time).

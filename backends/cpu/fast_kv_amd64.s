@@ -496,3 +496,16 @@ kvPrefetchLoop:
 	SUBQ $64, CX
 	JG kvPrefetchLoop
 	RET
+
+// func kvPrefetchW(p *byte, n int)
+//
+// PREFETCHW (a fetch for writing) of every 64-byte line of n > 0 bytes at p.
+TEXT ·kvPrefetchW(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+kvPrefetchWLoop:
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x0E // PREFETCHW (SI): the assembler lacks it
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JG kvPrefetchWLoop
+	RET

@@ -14,3 +14,5 @@ func loadQ8(dst []float32, src []byte)                              { loadQ8Go(d
 
 // prefetchRows does nothing without assembly.
 func prefetchRows([]byte) {}
+
+func prefetchRowsW([]byte) {}

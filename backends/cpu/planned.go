@@ -40,6 +40,9 @@ type slotInfo struct {
 	off   int64      // arena offset (slotPlanned)
 	bytes int64
 	alias int // slotAlias: the slot of the input written in place
+	// constOK (slotConst): c has v's dtype and static shape, so steps
+	// need not check it every run.
+	constOK bool
 }
 
 // step is one node.
@@ -120,6 +123,7 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 						c = c.Clone()
 					}
 					s = newSlot(slotInfo{v: v, kind: slotConst, c: c, shape: append([]int64{}, c.Shape...)})
+					e.slots[s].constOK = fits(c, v.DType, staticShape(v))
 				} else {
 					s = newSlot(slotInfo{v: v, kind: slotLoad, shape: staticShape(v)})
 					e.loads = append(e.loads, s)
@@ -224,15 +228,23 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	s.rctx.Ctx, s.rctx.Env = ctx, env
 	tr := backends.TracerFrom(ctx)
 	var t0 time.Time
+	// Cancellation is polled between steps through the Done channel: a
+	// receive that does not block costs a few ns, Err a lock.
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
 	for i := range e.steps {
 		cur = i
 		st := &e.steps[i]
 		if tr != nil {
 			t0 = time.Now()
 		}
-		if ctx != nil {
-			if err := ctx.Err(); err != nil {
-				return err
+		if done != nil {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
 			}
 		}
 		in := s.args[st.a0 : st.a0+len(st.in)]
@@ -276,7 +288,12 @@ func (s *execState) intoReady(st *step, in, out []*ir.Tensor, env *backends.Env)
 	}
 	e := s.e
 	for k, si := range st.in {
-		if si >= 0 && !fits(in[k], e.slots[si].v.DType, e.slots[si].shape) {
+		// A planned or private value in its own tensor, or a constant,
+		// has the shape it was compiled with.
+		if si < 0 || in[k] == s.home[si] || e.slots[si].constOK {
+			continue
+		}
+		if !fits(in[k], e.slots[si].v.DType, e.slots[si].shape) {
 			return false
 		}
 	}

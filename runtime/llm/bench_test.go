@@ -39,10 +39,10 @@ func decode(b *testing.B, m *llm.Model) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		best := 0
+		best, bv := 0, lg[0]
 		for j, v := range lg {
-			if v > lg[best] {
-				best = j
+			if v > bv {
+				best, bv = j, v
 			}
 		}
 		tok = int32(best)

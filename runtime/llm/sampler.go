@@ -86,10 +86,10 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	if s.o.Temperature == 0 && !(s.o.RepetitionPenalty > 0 && s.o.RepetitionPenalty != 1) && len(logits) > 0 {
 		// Greedy without a penalty: one pass over the logits, the lowest
 		// id among ties, as distribution picks (no candidate list to fill).
-		best := 0
+		best, bv := 0, logits[0]
 		for i, l := range logits {
-			if l > logits[best] {
-				best = i
+			if l > bv {
+				best, bv = i, l
 			}
 		}
 		return int32(best)

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -83,5 +84,83 @@ func BenchmarkQuantizeActs(b *testing.B) {
 		if err := QuantizeActs(&q, x, 768, 1, 768); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestQGroupsLayout checks every group layout byte for byte against the
+// layouts' definitions (see qLayout), written out element by element, on
+// rows with partial groups.
+func TestQGroupsLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 0))
+	for _, K := range []int{32, 64, 96, 128, 160, 768, 800} {
+		for _, M := range []int{1, 3} {
+			var q QuantizedActs
+			require.NoError(t, QuantizeActs(&q, randFloats(r, M*K), K, M, K))
+			nb := K / qBlock
+			for _, l := range []qLayout{qLayLanes, qLayInterleaved, qLayQ8} {
+				gb, rec := l.blocks(), l.bytes()
+				ng := nb / gb
+				got := q.qGroups(l)
+				if ng == 0 {
+					continue
+				}
+				want := make([]byte, M*ng*rec)
+				put := func(at int, v uint32) {
+					want[at], want[at+1], want[at+2], want[at+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+				}
+				for m := 0; m < M; m++ {
+					for g := 0; g < ng; g++ {
+						base := (m*ng + g) * rec
+						for i := 0; i < gb; i++ {
+							b := m*nb + g*gb + i
+							a := q.qs[b*qBlock : (b+1)*qBlock]
+							db := math.Float32bits(q.d[b])
+							for e := 0; e < 32; e++ {
+								switch l {
+								case qLayLanes: // block i in 128-bit lane i
+									want[base+64*(e/16)+16*i+e%16] = byte(a[e])
+								case qLayInterleaved: // dword 4·(e%16/4)+i, halves 64 apart
+									want[base+64*(e/16)+4*(4*(e%16/4)+i)+e%4] = byte(a[e])
+								case qLayQ8: // dword 2·(e/4)+i
+									want[base+4*(2*(e/4)+i)+e%4] = byte(a[e])
+								}
+							}
+							switch l {
+							case qLayLanes:
+								for e := 0; e < 4; e++ {
+									put(base+128+16*i+4*e, db)
+									put(base+192+16*i+4*e, uint32(2*q.nsum[b]))
+								}
+							case qLayInterleaved:
+								put(base+128+4*i, db)
+								put(base+144+4*i, uint32(2*q.nsum[b]))
+							case qLayQ8:
+								put(base+64+4*i, db)
+								put(base+72+4*i, uint32(16*q.nsum[b]))
+							}
+						}
+					}
+				}
+				require.Equal(t, want, got[:M*ng*rec], "K=%d M=%d layout %d", K, M, l)
+			}
+		}
+	}
+}
+
+// BenchmarkQGroups measures building a decode row's group layouts
+// (K=2048) after QuantizeActs.
+func BenchmarkQGroups(b *testing.B) {
+	x := randFloats(rand.New(rand.NewPCG(1, 0)), 2048)
+	var q QuantizedActs
+	if err := QuantizeActs(&q, x, 2048, 1, 2048); err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range []qLayout{qLayLanes, qLayInterleaved, qLayQ8} {
+		b.Run(fmt.Sprint(l), func(b *testing.B) {
+			for b.Loop() {
+				q.g4ok = 0
+				q.qGroups(l)
+			}
+		})
 	}
 }

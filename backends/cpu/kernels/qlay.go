@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The group layouts of the quantized activations, built once per
@@ -65,35 +66,49 @@ func (q *QuantizedActs) qGroups(l qLayout) []byte {
 	gb, rec := l.blocks(), l.bytes()
 	ng := nb / gb
 	q.g4 = grow(q.g4, q.M*ng*rec)
+	if len(q.qs) == 0 || ng == 0 {
+		q.g4ok = l
+		return q.g4
+	}
+	// The activations as little-endian dwords (block b's are 8b..8b+7):
+	// every layout moves whole dwords.
+	qs := unsafe.Slice((*byte)(unsafe.Pointer(&q.qs[0])), len(q.qs))
+	le := binary.LittleEndian
 	for m := 0; m < q.M; m++ {
 		for g := 0; g < ng; g++ {
 			r := q.g4[(m*ng+g)*rec : (m*ng+g+1)*rec]
 			for i := 0; i < gb; i++ {
 				b := m*nb + g*gb + i
-				a := q.qs[b*qBlock : (b+1)*qBlock]
-				db := math.Float32bits(q.d[b])
+				a := qs[b*qBlock : (b+1)*qBlock]
+				db, ns := math.Float32bits(q.d[b]), uint32(q.nsum[b])
 				switch l {
 				case qLayLanes:
-					for e := 0; e < 16; e++ {
-						r[16*i+e], r[64+16*i+e] = byte(a[e]), byte(a[16+e])
-					}
-					for e := 0; e < 4; e++ {
-						binary.LittleEndian.PutUint32(r[128+16*i+4*e:], db)
-						binary.LittleEndian.PutUint32(r[192+16*i+4*e:], uint32(2*q.nsum[b]))
-					}
+					rr, aa := (*[256]byte)(r), (*[32]byte)(a)
+					o := 16 * (i & 3)
+					le.PutUint64(rr[o:], le.Uint64(aa[0:]))
+					le.PutUint64(rr[o+8:], le.Uint64(aa[8:]))
+					le.PutUint64(rr[64+o:], le.Uint64(aa[16:]))
+					le.PutUint64(rr[64+o+8:], le.Uint64(aa[24:]))
+					d2, n2 := uint64(db)|uint64(db)<<32, uint64(2*ns)|uint64(2*ns)<<32
+					le.PutUint64(rr[128+o:], d2)
+					le.PutUint64(rr[128+o+8:], d2)
+					le.PutUint64(rr[192+o:], n2)
+					le.PutUint64(rr[192+o+8:], n2)
 				case qLayInterleaved:
-					for e := 0; e < 16; e++ {
-						at := 4*(4*(e/4)+i) + e%4 // dword 4(e/4)+i, byte e%4
-						r[at], r[64+at] = byte(a[e]), byte(a[16+e])
+					rr, aa := (*[160]byte)(r), (*[32]byte)(a)
+					for k := 0; k < 4; k++ {
+						le.PutUint32(rr[4*(4*k+i)&63:], le.Uint32(aa[4*k:]))
+						le.PutUint32(rr[64+4*(4*k+i)&63:], le.Uint32(aa[16+4*k:]))
 					}
-					binary.LittleEndian.PutUint32(r[128+4*i:], db)
-					binary.LittleEndian.PutUint32(r[144+4*i:], uint32(2*q.nsum[b]))
+					le.PutUint32(rr[128+4*(i&3):], db)
+					le.PutUint32(rr[144+4*(i&3):], 2*ns)
 				case qLayQ8:
-					for e := 0; e < 32; e++ {
-						r[4*(2*(e/4)+i)+e%4] = byte(a[e]) // dword 2(e/4)+i, byte e%4
+					rr, aa := (*[80]byte)(r), (*[32]byte)(a)
+					for k := 0; k < 8; k++ {
+						le.PutUint32(rr[4*(2*k+i)&63:], le.Uint32(aa[4*k:]))
 					}
-					binary.LittleEndian.PutUint32(r[64+4*i:], db)
-					binary.LittleEndian.PutUint32(r[72+4*i:], uint32(16*q.nsum[b]))
+					le.PutUint32(rr[64+4*(i&1):], db)
+					le.PutUint32(rr[72+4*(i&1):], 16*ns)
 				}
 			}
 		}
