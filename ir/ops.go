@@ -123,6 +123,18 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 var WeftOps = []string{"FusedMatMul", "FusedConv", "RMSNormalization", "SiLU", "Attention", "Fused", "QMatMul", "RotaryEmbedding",
 	"KVCacheUpdate", "KVAttention", "QGather", "QMatMulGroup"}
 
+// ViewOp reports whether op's output is its first input's bytes under
+// another shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity): memory
+// planning may give the output the input's storage when the input dies at
+// the op, and a backend then has nothing to do for it.
+func ViewOp(op string) bool {
+	switch op {
+	case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity":
+		return true
+	}
+	return false
+}
+
 // InPlaceInput returns the index of the input whose storage an op's
 // (single) output is — the op writes that input in place, as
 // KVCacheUpdate does — or -1 for every other op.

@@ -12,7 +12,9 @@ import (
 // top-level node, not a graph output) gets an offset in one arena per
 // device. Lifetimes come from the scheduled order (plan.Lifetimes). An
 // elementwise op may first claim an input that dies at it and has the same
-// dtype and shape: the two share one slot ("in place"). Offsets are then
+// dtype and shape: the two share one slot ("in place"). So does a view op
+// (ir.ViewOp: Reshape and the like) whose input dies at it, in every
+// contest: its output is the same bytes, so sharing never costs memory. Offsets are then
 // assigned greedily, best fit, under several visiting orders; the smallest
 // arena wins (ties go to the earlier order). This is the approach of
 // ExecuTorch's and TFLite's planners; it is a heuristic — optimal packing
@@ -111,8 +113,8 @@ func apply(p *plan.Plan, best []*slot) {
 	}
 }
 
-// buildSlots makes one slot per plannable buffer, merging in-place chains
-// when inPlace is set.
+// buildSlots makes one slot per plannable buffer, merging views into
+// their inputs' slots, and in-place chains when inPlace is set.
 func buildSlots(p *plan.Plan, life map[*ir.Value]plan.Lifetime, inPlace bool) []*slot {
 	slotOf := map[*ir.Value]*slot{}
 	var slots []*slot
@@ -121,20 +123,48 @@ func buildSlots(p *plan.Plan, life map[*ir.Value]plan.Lifetime, inPlace bool) []
 			continue
 		}
 		l := life[b.Value]
-		if inPlace {
-			if in := inPlaceInput(b, slotOf, p, life); in != nil {
-				s := slotOf[in]
-				s.last = max(s.last, l.Last)
-				s.bufs = append(s.bufs, i)
-				slotOf[b.Value] = s
-				continue
-			}
+		in := viewInput(b, slotOf, p, life)
+		if in == nil && inPlace {
+			in = inPlaceInput(b, slotOf, p, life)
+		}
+		if in != nil {
+			s := slotOf[in]
+			s.last = max(s.last, l.Last)
+			s.bufs = append(s.bufs, i)
+			slotOf[b.Value] = s
+			continue
 		}
 		s := &slot{dev: b.Device, def: l.Def, last: l.Last, size: plan.AlignUp(b.Bytes), bufs: []int{i}}
 		slots = append(slots, s)
 		slotOf[b.Value] = s
 	}
 	return slots
+}
+
+// viewInput returns the input of b's producer whose bytes b may be, or
+// nil: b is the output of a view op (ir.ViewOp) with a static size, and
+// its data input is planned at the end of its slot's chain, on the same
+// device, with b's dtype and byte size, and dies at the op.
+func viewInput(b plan.Buffer, slotOf map[*ir.Value]*slot, p *plan.Plan, life map[*ir.Value]plan.Lifetime) *ir.Value {
+	n := b.Value.Producer
+	if n == nil || !ir.ViewOp(n.Op) || len(n.Outputs) != 1 || len(n.Inputs) == 0 || n.Inputs[0] == nil || b.Bytes < 0 {
+		return nil
+	}
+	in := n.Inputs[0]
+	s, ok := slotOf[in]
+	if !ok || s.dev != b.Device || in.DType != b.Value.DType || plan.AlignUp(b.Bytes) != s.size {
+		return nil
+	}
+	def := life[b.Value].Def
+	if last := p.Buffers[s.bufs[len(s.bufs)-1]].Value; last != in || life[in].Last != def || s.last != def {
+		return nil
+	}
+	for _, bi := range s.bufs {
+		if p.Buffers[bi].Bytes != b.Bytes {
+			return nil
+		}
+	}
+	return in
 }
 
 // inPlaceInput returns the input of b's producer that b may overwrite, or

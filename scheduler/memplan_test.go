@@ -291,3 +291,31 @@ func (d onlyDevice) Supports(n *ir.Node) error {
 	return fmt.Errorf("%w: %s", ir.ErrUnsupported, n.Op)
 }
 func (d onlyDevice) Compile(*plan.Partition) (backends.Executable, error) { return nil, nil }
+
+// TestViewsShareTheirInputsBytes: a Reshape whose input dies at it is
+// planned on the input's bytes; one whose input is read again is not, nor
+// is one that changes the byte count.
+func TestViewsShareTheirInputsBytes(t *testing.T) {
+	g := newMG("views")
+	x := g.in(4, 64)
+	a := g.op("Exp", []int64{4, 64}, x)
+	shape := g.b.Const("shape", ir.FromInt64([]int64{2}, []int64{16, 16}))
+	r1 := g.op("Reshape", []int64{16, 16}, a, shape) // a dies here
+	b := g.op("Neg", []int64{16, 16}, r1)
+	r2 := g.op("Reshape", []int64{4, 64}, b, shape) // b is read again below
+	c := g.op("Add", []int64{4, 64}, r2, x)
+	d := g.op("Add", []int64{16, 16}, b, b)
+	g.b.Output("y", c)
+	g.b.Output("z", d)
+	gr, err := g.b.Build()
+	require.NoError(t, err)
+	p := schedule(t, gr)
+	byValue := map[*ir.Value]plan.Buffer{}
+	for _, b := range p.Buffers {
+		byValue[b.Value] = b
+	}
+	require.Equal(t, a, byValue[r1].InPlaceOf)
+	require.Equal(t, byValue[a].Offset, byValue[r1].Offset)
+	require.Nil(t, byValue[r2].InPlaceOf, "b is still read after the second reshape")
+	require.NoError(t, p.Verify())
+}

@@ -43,6 +43,10 @@ type slotInfo struct {
 	// constOK (slotConst): c has v's dtype and static shape, so steps
 	// need not check it every run.
 	constOK bool
+	// view (slotPlanned): the output of a view op (ir.ViewOp) that the
+	// memory plan put on its input's bytes; it has no step, its tensor is
+	// bound once per state. viewed: some view lies on this value's bytes.
+	view, viewed bool
 }
 
 // step is one node.
@@ -156,11 +160,31 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			st.store = append(st.store, store[o])
 		}
 		st.into, st.scratch = buildInto(poolFor(d.threads), n, e.slots, st.in, st.out)
+		if e.isView(st, buf) {
+			// Nothing to run: the output's planned tensor is the input's
+			// bytes in the output's shape.
+			e.slots[st.out[0]].view, e.slots[st.in[0]].viewed = true, true
+			continue
+		}
 		e.scratch = max(e.scratch, st.scratch)
 		e.nargs += len(st.in) + len(st.out)
 		e.steps = append(e.steps, st)
 	}
 	return e, nil
+}
+
+// isView reports whether st is a view op (ir.ViewOp) that has nothing to
+// do: its kernel would copy the input onto itself, because the memory plan
+// placed its output in place of its input (plan.Buffer.InPlaceOf), both
+// in this arena, and the output goes to no other partition.
+func (e *plannedExe) isView(st step, buf map[*ir.Value]plan.Buffer) bool {
+	n := st.n
+	if !ir.ViewOp(n.Op) || st.into == nil || len(st.out) != 1 || st.store[0] || len(st.in) == 0 || st.in[0] < 0 {
+		return false
+	}
+	in, out := &e.slots[st.in[0]], &e.slots[st.out[0]]
+	return in.kind == slotPlanned && out.kind == slotPlanned && in.off == out.off && in.bytes == out.bytes &&
+		buf[out.v].InPlaceOf == in.v && in.v == n.Inputs[0]
 }
 
 // staticShape returns v's shape as ints when it is fully known, else nil.
@@ -192,6 +216,9 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 			s.slots[i] = si.c
 		case slotPlanned:
 			s.home[i] = &ir.Tensor{DType: si.v.DType, Shape: si.shape, Data: mem[si.off : si.off+si.bytes : si.off+si.bytes]}
+			if si.view {
+				s.slots[i] = s.home[i]
+			}
 		case slotPrivate:
 			if si.v.DType.Bytes(ir.NumElements(si.shape)) >= 0 {
 				s.home[i] = ir.NewTensor(si.v.DType, si.shape)
@@ -364,6 +391,10 @@ func (s *execState) fallback(st *step, in []*ir.Tensor, env *backends.Env) error
 			// A kernel may return a view of an input; an arena view must
 			// not outlive the input's slot.
 			t = t.Clone()
+		}
+		if e.slots[si].viewed && t != s.home[si] {
+			return fmt.Errorf("node %v: output %d came back as %v %v, not the planned %v %v that views of it read",
+				st.n, k, t.DType, t.Shape, dst.DType, dst.Shape)
 		}
 		s.slots[si] = t
 	}

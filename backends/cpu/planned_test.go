@@ -327,3 +327,52 @@ func TestCompiledModelRunIntoAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// spanOps counts the node spans of a run by op.
+type spanOps struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *spanOps) Span(sp backends.Span) {
+	if sp.Kind == backends.SpanNode {
+		s.mu.Lock()
+		s.n[sp.Node.Op]++
+		s.mu.Unlock()
+	}
+}
+
+// TestPlannedViews: a view op whose input dies at it runs no step (its
+// output is planned on the input's bytes), chains of views included, and
+// every output still matches the reference; a view whose input lives on
+// still copies.
+func TestPlannedViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	b := ir.NewBuilder("views")
+	x := b.Input("x", ir.Float32, ir.S(4, 6))
+	s := func(d ...int64) *ir.Value { return b.Const("shape", ir.FromInt64([]int64{int64(len(d))}, d)) }
+	a := b.Op("Exp", x)
+	v1 := b.Op("Reshape", a, s(2, 12))                              // a dies: a view
+	v2 := b.OpA("Unsqueeze", nil, b.Op("Reshape", v1, s(24)), s(0)) // a chain of two views
+	w := b.Op("Relu", v2)                                           // [1, 24]
+	kept := b.Op("Reshape", w, s(6, 4))                             // w is read again: a copy
+	y := b.Op("Add", b.Op("Reshape", b.Op("Sin", w), s(6, 4)), kept)
+	b.Output("y", y)
+	b.Output("w2", b.Op("Neg", w))
+	g, err := b.Build()
+	require.NoError(t, err)
+	in := []*ir.Tensor{randTensor(r, 4, 6)}
+	annotate(t, g, in)
+	want, err := ref.RunGraph(context.Background(), g, nil, in)
+	require.NoError(t, err)
+	sess := session(t, g, cpuDevice(t))
+	for range 3 {
+		tr := &spanOps{n: map[string]int{}}
+		got, err := sess.Run(backends.WithTracer(context.Background(), tr), map[string]*ir.Tensor{"x": in[0]})
+		require.NoError(t, err)
+		requireNear(t, want[0], got["y"])
+		requireNear(t, want[1], got["w2"])
+		require.Equal(t, 0, tr.n["Unsqueeze"], "the view of a view runs nothing")
+		require.Equal(t, 1, tr.n["Reshape"], "only the reshape of a value read again copies")
+	}
+}
