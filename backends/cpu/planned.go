@@ -58,6 +58,13 @@ type step struct {
 	in, out []int // slot indices; -1 for an absent optional input
 	store   []bool
 	a0      int // args[a0:] holds in, then out
+	// fixed: every input is a constant or a planned or private value,
+	// every output planned or private, none a partition output. While
+	// those values sit in their own tensors (execState.rebind), its
+	// arguments are bound once per state and a run calls into with them
+	// as they are: no per-run lookups, whose metadata the decode step's
+	// weight stream has evicted by then.
+	fixed bool
 }
 
 // plannedExe is a partition compiled for arena execution.
@@ -166,6 +173,7 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			e.slots[st.out[0]].view, e.slots[st.in[0]].viewed = true, true
 			continue
 		}
+		st.fixed = e.fixedStep(st)
 		e.scratch = max(e.scratch, st.scratch)
 		e.nargs += len(st.in) + len(st.out)
 		e.steps = append(e.steps, st)
@@ -185,6 +193,38 @@ func (e *plannedExe) isView(st step, buf map[*ir.Value]plan.Buffer) bool {
 	in, out := &e.slots[st.in[0]], &e.slots[st.out[0]]
 	return in.kind == slotPlanned && out.kind == slotPlanned && in.off == out.off && in.bytes == out.bytes &&
 		buf[out.v].InPlaceOf == in.v && in.v == n.Inputs[0]
+}
+
+// fixedStep reports whether st qualifies as a fixed step (step.fixed).
+func (e *plannedExe) fixedStep(st step) bool {
+	if st.into == nil {
+		return false
+	}
+	for _, si := range st.in {
+		if si < 0 {
+			continue
+		}
+		switch info := &e.slots[si]; info.kind {
+		case slotPlanned:
+		case slotPrivate:
+			if info.v.DType.Bytes(ir.NumElements(info.shape)) < 0 {
+				return false
+			}
+		case slotConst:
+			if !info.constOK {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	for k, si := range st.out {
+		info := &e.slots[si]
+		if st.store[k] || !(info.kind == slotPlanned || info.kind == slotPrivate && info.v.DType.Bytes(ir.NumElements(info.shape)) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // staticShape returns v's shape as ints when it is fully known, else nil.
@@ -216,16 +256,42 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 			s.slots[i] = si.c
 		case slotPlanned:
 			s.home[i] = &ir.Tensor{DType: si.v.DType, Shape: si.shape, Data: mem[si.off : si.off+si.bytes : si.off+si.bytes]}
-			if si.view {
-				s.slots[i] = s.home[i]
-			}
 		case slotPrivate:
 			if si.v.DType.Bytes(ir.NumElements(si.shape)) >= 0 {
 				s.home[i] = ir.NewTensor(si.v.DType, si.shape)
 			}
 		}
 	}
+	s.rebind()
 	return s, nil
+}
+
+// rebind puts every planned and private value back in its own tensor (a
+// fallback may have left another there) and binds the fixed steps'
+// arguments.
+func (s *execState) rebind() {
+	e := s.e
+	for i, si := range e.slots {
+		if si.kind == slotPlanned || si.kind == slotPrivate {
+			s.slots[i] = s.home[i]
+		}
+	}
+	for i := range e.steps {
+		st := &e.steps[i]
+		if !st.fixed {
+			continue
+		}
+		for k, si := range st.in {
+			s.args[st.a0+k] = nil
+			if si >= 0 {
+				s.args[st.a0+k] = s.slots[si]
+			}
+		}
+		for k, si := range st.out {
+			s.args[st.a0+len(st.in)+k] = s.home[si]
+		}
+	}
+	s.dirty = false
 }
 
 // execState is the storage of one run of a plannedExe.
@@ -237,6 +303,9 @@ type execState struct {
 	args  []*ir.Tensor
 	// scratch is shared by the steps (they run one after another).
 	scratch []byte
+	// dirty: a fallback left a planned or private value in a tensor not
+	// its own; fixed steps take the checked path until rebind.
+	dirty bool
 	rctx    ref.Context
 }
 
@@ -261,6 +330,9 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	if ctx != nil {
 		done = ctx.Done()
 	}
+	if s.dirty {
+		s.rebind()
+	}
 	for i := range e.steps {
 		cur = i
 		st := &e.steps[i]
@@ -273,6 +345,16 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 				return ctx.Err()
 			default:
 			}
+		}
+		if st.fixed && !s.dirty {
+			nin := len(st.in)
+			if err := st.into(s.args[st.a0:st.a0+nin], s.args[st.a0+nin:st.a0+nin+len(st.out)], s.scratch[:st.scratch]); err != nil {
+				return fmt.Errorf("node %v: %w", st.n, err)
+			}
+			if tr != nil {
+				tr.Span(backends.NodeSpan(DeviceName, st.n, t0, time.Now()))
+			}
+			continue
 		}
 		in := s.args[st.a0 : st.a0+len(st.in)]
 		for k, si := range st.in {
@@ -392,9 +474,12 @@ func (s *execState) fallback(st *step, in []*ir.Tensor, env *backends.Env) error
 			// not outlive the input's slot.
 			t = t.Clone()
 		}
-		if e.slots[si].viewed && t != s.home[si] {
-			return fmt.Errorf("node %v: output %d came back as %v %v, not the planned %v %v that views of it read",
-				st.n, k, t.DType, t.Shape, dst.DType, dst.Shape)
+		if kd := e.slots[si].kind; (kd == slotPlanned || kd == slotPrivate) && s.home[si] != nil && t != s.home[si] {
+			if e.slots[si].viewed {
+				return fmt.Errorf("node %v: output %d came back as %v %v, not the planned %v %v that views of it read",
+					st.n, k, t.DType, t.Shape, dst.DType, dst.Shape)
+			}
+			s.dirty = true
 		}
 		s.slots[si] = t
 	}
