@@ -142,15 +142,27 @@ func buildFastRope(s *nodeSpec) intoKernel {
 				for h := 0; h < H; h++ {
 					base := ((b*H+h)*S + si) * D
 					xr, yr := xs[base:base+D], ys[base:base+D]
-					for i := 0; i < half; i++ {
-						i1, i2 := i, i+half
-						if inter == 1 {
-							i1, i2 = 2*i, 2*i+1
+					if inter == 1 {
+						for i := 0; i < half; i++ {
+							x1, x2 := float64(xr[2*i]), float64(xr[2*i+1])
+							cc, ss := float64(c[i]), float64(sv[i])
+							yr[2*i] = float32(x1*cc - x2*ss)
+							yr[2*i+1] = float32(x2*cc + x1*ss)
 						}
-						x1, x2 := float64(xr[i1]), float64(xr[i2])
-						cc, ss := float64(c[i]), float64(sv[i])
-						yr[i1] = float32(x1*cc - x2*ss)
-						yr[i2] = float32(x2*cc + x1*ss)
+					} else {
+						// The halves as slices of one length: no bounds
+						// checks in the loop (the decode step's RoPE runs
+						// 24 times a step).
+						x1s, x2s := xr[:half], xr[half:R]
+						y1s, y2s := yr[:half], yr[half:R]
+						cs, ss := c[:half], sv[:half]
+						x2s, y1s, y2s, cs, ss = x2s[:len(x1s)], y1s[:len(x1s)], y2s[:len(x1s)], cs[:len(x1s)], ss[:len(x1s)]
+						for i, x1f := range x1s {
+							x1, x2 := float64(x1f), float64(x2s[i])
+							cc, sn := float64(cs[i]), float64(ss[i])
+							y1s[i] = float32(x1*cc - x2*sn)
+							y2s[i] = float32(x2*cc + x1*sn)
+						}
 					}
 					copy(yr[R:], xr[R:])
 				}

@@ -54,9 +54,13 @@ type qgJob struct {
 	sh *qgShape
 	x  []float32 // the activations, for f16 and bf16 weights
 	q  kernels.QuantizedActs
-	ws [][]byte
-	ys [][]float32
-	up []float32
+	// rows, when ok (one activation row): the row kernel the tasks call
+	// directly instead of kernels.QMatMul.
+	rows   kernels.QRows
+	rowsOK bool
+	ws     [][]byte
+	ys     [][]float32
+	up     []float32
 	// prime is the output of the one-row QMatMul that builds the
 	// activations' layouts before the tasks share them.
 	prime []float32
@@ -182,12 +186,15 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			}
 			// kernels.QMatMul builds its layouts of the activations on its
 			// first call after QuantizeActs, and calls sharing them must
-			// not run concurrently until then: one weight row first, alone.
-			if cap(j.prime) < M {
-				j.prime = make([]float32, M)
-			}
-			if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
-				return err
+			// not run concurrently until then: QRows.Init builds the one
+			// the row kernel reads; otherwise one weight row first, alone.
+			if j.rowsOK = j.rows.Init(sh.dt, &j.q); !j.rowsOK {
+				if cap(j.prime) < M {
+					j.prime = make([]float32, M)
+				}
+				if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
+					return err
+				}
 			}
 		}
 		// Region order: each worker streams through a contiguous run of
@@ -197,7 +204,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		if err == nil && sh.apart {
 			siluMulRow(j.ys[0], j.up)
 		}
-		j.ws, j.ys, j.up, j.x = j.ws[:0], j.ys[:0], nil, nil
+		j.ws, j.ys, j.up, j.x, j.rowsOK = j.ws[:0], j.ys[:0], nil, nil, false
 		return err
 	}
 }
@@ -242,6 +249,9 @@ func (j *qgJob) Task(_, t int) {
 func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
 	if j.sh.half {
 		return kernels.HalfMatMulRows(nil, j.sh.dt, w, rows, j.sh.K, j.x, j.sh.K, j.sh.M, y, ldy)
+	}
+	if j.rowsOK {
+		return j.rows.Run(w, rows, y)
 	}
 	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }

@@ -306,7 +306,7 @@ type execState struct {
 	// dirty: a fallback left a planned or private value in a tensor not
 	// its own; fixed steps take the checked path until rebind.
 	dirty bool
-	rctx    ref.Context
+	rctx  ref.Context
 }
 
 // Run executes the partition; see backends.ExecState for the outputs.

@@ -1,0 +1,64 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// QRows is the decode GEMV's row kernel bound to one quantized activation
+// row: Run computes weight rows exactly as QMatMul does at x.M == 1 (the
+// same kernel, so bit for bit the same sums), without QMatMul's per-call
+// setup. A QMatMulGroup task calls it for its rows: a decode step has
+// hundreds of tasks, and the setup, run against caches the weight stream
+// has just swept, cost a few percent of the step.
+type QRows struct {
+	rows qGroupRows
+	ng   int // records per row
+	rb   int // bytes per weight row
+	lay  []byte
+}
+
+// Init binds r to x for weights of dtype dt and reports whether the row
+// kernel applies (one activation row, a dtype and ISA that have it, K a
+// whole number of groups); when it does not, callers use QMatMul. Init
+// builds x's layout like QMatMul's first call: call it after QuantizeActs
+// and before sharing x.
+func (r *QRows) Init(dt ir.DType, x *QuantizedActs) bool {
+	*r = QRows{}
+	if x.M != 1 || (dt != ir.Q4_0 && dt != ir.Q8_0) {
+		return false
+	}
+	isa := CurrentISA()
+	g, l := qGroupFunc(dt, isa)
+	if g == nil || (qDot4Func(dt, isa) != nil && qGroup4Func(dt, isa) == nil) {
+		return false
+	}
+	if nb := x.K / qBlock; nb < l.blocks() || nb%l.blocks() != 0 {
+		return false
+	}
+	rows := qGroupRowsFunc(dt, isa)
+	if rows == nil {
+		return false
+	}
+	rb, err := qRowBytes(dt, x.K)
+	if err != nil {
+		return false
+	}
+	*r = QRows{rows: rows, ng: x.K / qBlock / l.blocks(), rb: rb, lay: x.qGroups(l)}
+	return true
+}
+
+// Run sets y[i] = weight row i · the activations for the nr rows of w.
+func (r *QRows) Run(w []byte, nr int, y []float32) error {
+	if r.rows == nil {
+		return fmt.Errorf("kernels: QRows: not initialized")
+	}
+	if nr < 0 || len(w) < nr*r.rb || len(y) < nr {
+		return fmt.Errorf("kernels: QRows: %d rows of %d bytes from %d bytes into %d floats", nr, r.rb, len(w), len(y))
+	}
+	if nr > 0 {
+		r.rows(nr, r.ng, w, r.rb, r.lay, y)
+	}
+	return nil
+}

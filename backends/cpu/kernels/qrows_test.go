@@ -1,0 +1,53 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// TestQRowsMatchesQMatMul: QRows.Run gives every row bit for bit what
+// QMatMul gives at one activation row, for any split of the rows; it
+// declines what has no row kernel (several rows, the K-quants, K not a
+// whole number of groups) and rejects short buffers.
+func TestQRowsMatchesQMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+		for _, K := range []int{64, 128, 256, 768, 800, 2048} {
+			N := 1 + r.IntN(40)
+			w, _ := randQWeights(r, dt, N, K)
+			var x QuantizedActs
+			require.NoError(t, QuantizeActs(&x, randFloats(r, K), K, 1, K))
+			want := make([]float32, N)
+			require.NoError(t, QMatMul(nil, dt, w, N, &x, want, N))
+			var q QRows
+			if !q.Init(dt, &x) {
+				t.Logf("%v K=%d: no row kernel here", dt, K)
+				continue
+			}
+			rb := len(w) / N
+			got := make([]float32, N)
+			for n0 := 0; n0 < N; {
+				n := min(N-n0, 1+r.IntN(7))
+				require.NoError(t, q.Run(w[n0*rb:(n0+n)*rb], n, got[n0:n0+n]))
+				n0 += n
+			}
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%v K=%d row %d", dt, K, i)
+			}
+			require.Error(t, q.Run(w[:rb], 2, got), "short weights")
+			require.Error(t, q.Run(w, N, got[:N-1]), "short output")
+		}
+	}
+	var x QuantizedActs
+	require.NoError(t, QuantizeActs(&x, randFloats(r, 2*256), 256, 2, 256))
+	var q QRows
+	require.False(t, q.Init(ir.Q4_0, &x), "two activation rows")
+	require.Error(t, q.Run(nil, 0, nil), "not initialized")
+	require.NoError(t, QuantizeActs(&x, randFloats(r, 256), 256, 1, 256))
+	require.False(t, q.Init(ir.Q4_K, &x), "K-quants go through QMatMul")
+}
