@@ -179,7 +179,7 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 	if j.dt == ir.Q8_0 {
 		j.kOff, j.vOff = l.add(kvTile*D), l.add(kvTile*Dv)
 	}
-	j.scOff, j.stOff = l.add(kvTile), l.add(S*(Dv+2))
+	j.scOff, j.stOff, j.qsOff = l.add(kvTile), l.add(S*(Dv+2)), l.add(S*D)
 	j.per = l.n
 	workers := s.pool.Workers()
 	s.scratch = workers * j.per * 4
@@ -229,6 +229,7 @@ type kvAttnJob struct {
 	dt                            ir.DType
 	scale                         float32
 	kOff, vOff, scOff, stOff, per int
+	qsOff                         int // the queries times scale
 	q, y                          []float32
 	k, v                          []byte    // the caches
 	kf, vf                        []float32 // f32 caches, viewed
@@ -250,6 +251,15 @@ func (j *kvAttnJob) Task(w, t int) {
 	buf := j.buf[w*j.per : (w+1)*j.per]
 	scores := buf[j.scOff : j.scOff+kvTile]
 	st := buf[j.stOff : j.stOff+S*(Dv+2)]
+	// The queries times scale, so that the scores come out scaled (one
+	// multiplication per query element instead of one per score).
+	qs := buf[j.qsOff : j.qsOff+S*D]
+	for s := 0; s < S; s++ {
+		row := (b*j.H+h)*S + s
+		for i, v := range j.q[row*D : (row+1)*D] {
+			qs[s*D+i] = v * j.scale
+		}
+	}
 	last := int64(0)
 	for s := 0; s < S; s++ {
 		st[s*(Dv+2)] = float32(math.Inf(-1)) // running maximum
@@ -283,16 +293,12 @@ func (j *kvAttnJob) Task(w, t int) {
 				continue
 			}
 			m := min(n, p+1-j0) // keys of this tile the query sees
-			row := (b*j.H+h)*S + s
-			qi := j.q[row*D : (row+1)*D]
+			qi := qs[s*D : (s+1)*D]
 			sc := scores[:m]
 			if half {
 				scoresKVHalf(qi, kh, D, m, sc)
 			} else {
 				scoresKV(qi, kt, D, m, sc)
-			}
-			for c := range sc {
-				sc[c] *= j.scale
 			}
 			mx := kernels.Max(sc)
 			state := st[s*(Dv+2) : (s+1)*(Dv+2)]

@@ -201,30 +201,38 @@ func (e *plannedExe) fixedStep(st step) bool {
 		return false
 	}
 	for _, si := range st.in {
-		if si < 0 {
-			continue
-		}
-		switch info := &e.slots[si]; info.kind {
-		case slotPlanned:
-		case slotPrivate:
-			if info.v.DType.Bytes(ir.NumElements(info.shape)) < 0 {
-				return false
-			}
-		case slotConst:
-			if !info.constOK {
-				return false
-			}
-		default:
+		if si >= 0 && !e.bindable(si, true) {
 			return false
 		}
 	}
 	for k, si := range st.out {
-		info := &e.slots[si]
-		if st.store[k] || !(info.kind == slotPlanned || info.kind == slotPrivate && info.v.DType.Bytes(ir.NumElements(info.shape)) >= 0) {
+		if st.store[k] || !e.bindable(si, false) {
 			return false
 		}
 	}
 	return true
+}
+
+// bindable reports whether slot si's tensor stays the same from run to
+// run while the state is bound (execState.rebind): a planned or private
+// value (its own tensor), a constant that fits its value, a graph input
+// of static shape (Run rebinds when the caller passes another tensor), or
+// an in-place output of one of those. Constants and graph inputs count
+// only as inputs.
+func (e *plannedExe) bindable(si int, input bool) bool {
+	switch info := &e.slots[si]; info.kind {
+	case slotPlanned:
+		return true
+	case slotPrivate:
+		return info.v.DType.Bytes(ir.NumElements(info.shape)) >= 0
+	case slotConst:
+		return input && info.constOK
+	case slotLoad:
+		return input && info.shape != nil
+	case slotAlias:
+		return e.bindable(info.alias, true)
+	}
+	return false
 }
 
 // staticShape returns v's shape as ints when it is fully known, else nil.
@@ -249,7 +257,7 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 		mem = arena.Host()[:e.arenaSize]
 	}
 	s := &execState{e: e, arena: mem, slots: make([]*ir.Tensor, len(e.slots)), home: make([]*ir.Tensor, len(e.slots)),
-		args: make([]*ir.Tensor, e.nargs), scratch: ir.AlignedBytes(e.scratch)}
+		args: make([]*ir.Tensor, e.nargs), scratch: ir.AlignedBytes(e.scratch), bound: make([]*ir.Tensor, len(e.slots))}
 	for i, si := range e.slots {
 		switch si.kind {
 		case slotConst:
@@ -272,8 +280,11 @@ func (e *plannedExe) NewState(arena backends.Buffer) (backends.ExecState, error)
 func (s *execState) rebind() {
 	e := s.e
 	for i, si := range e.slots {
-		if si.kind == slotPlanned || si.kind == slotPrivate {
+		switch si.kind {
+		case slotPlanned, slotPrivate:
 			s.slots[i] = s.home[i]
+		case slotAlias:
+			s.slots[i] = s.slots[si.alias] // an earlier slot: an input of its step
 		}
 	}
 	for i := range e.steps {
@@ -288,7 +299,7 @@ func (s *execState) rebind() {
 			}
 		}
 		for k, si := range st.out {
-			s.args[st.a0+len(st.in)+k] = s.home[si]
+			s.args[st.a0+len(st.in)+k] = s.slots[si]
 		}
 	}
 	s.dirty = false
@@ -304,8 +315,11 @@ type execState struct {
 	// scratch is shared by the steps (they run one after another).
 	scratch []byte
 	// dirty: a fallback left a planned or private value in a tensor not
-	// its own; fixed steps take the checked path until rebind.
+	// its own, or a graph input does not fit: fixed steps take the checked
+	// path until rebind.
 	dirty bool
+	// bound[i]: the graph input tensor of load slot i that rebind bound.
+	bound []*ir.Tensor
 	rctx  ref.Context
 }
 
@@ -318,9 +332,24 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 			err = fmt.Errorf("node %v: kernel panicked: %v", e.steps[cur].n, r)
 		}
 	}()
+	// Graph inputs: fixed steps that read one are bound to the tensor of
+	// the last run; another tensor rebinds them, one of the wrong shape
+	// sends every fixed step down the checked path this run.
+	rebind, bad := s.dirty, false
 	for _, i := range e.loads {
-		s.slots[i] = env.Get(e.slots[i].v)
+		t := env.Get(e.slots[i].v)
+		s.slots[i] = t
+		if t != s.bound[i] {
+			s.bound[i], rebind = t, true
+		}
+		if si := &e.slots[i]; si.shape != nil && (!fits(t, si.v.DType, si.shape) || !aligned(t)) {
+			bad = true
+		}
 	}
+	if rebind {
+		s.rebind()
+	}
+	s.dirty = s.dirty || bad
 	s.rctx.Ctx, s.rctx.Env = ctx, env
 	tr := backends.TracerFrom(ctx)
 	var t0 time.Time
@@ -329,9 +358,6 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
-	}
-	if s.dirty {
-		s.rebind()
 	}
 	for i := range e.steps {
 		cur = i

@@ -376,3 +376,23 @@ func TestPlannedViews(t *testing.T) {
 		require.Equal(t, 1, tr.n["Reshape"], "only the reshape of a value read again copies")
 	}
 }
+
+// TestPlannedNewInputTensors: steps bound to a graph input follow the
+// caller to another tensor on the next run.
+func TestPlannedNewInputTensors(t *testing.T) {
+	g, in := mlp(t, ir.Dim{Size: 4})
+	annotate(t, g, in)
+	s := session(t, g, cpuDevice(t))
+	r := rand.New(rand.NewPCG(31, 32))
+	for i := range 4 {
+		x := in[0]
+		if i%2 == 1 {
+			x = randTensor(r, 4, 32)
+		}
+		want, err := ref.RunGraph(context.Background(), g, nil, []*ir.Tensor{x})
+		require.NoError(t, err)
+		got, err := s.Run(context.Background(), map[string]*ir.Tensor{"x": x})
+		require.NoError(t, err)
+		requireNear(t, want[0], got["y"])
+	}
+}
