@@ -30,6 +30,10 @@ func BenchmarkStoriesDecode(b *testing.B) {
 func decode(b *testing.B, m *llm.Model) {
 	ctx := context.Background()
 	tok := int32(1)
+	greedy, err := llm.NewSampler(llm.SamplerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if m.Pos() == m.Capacity {
@@ -39,13 +43,7 @@ func decode(b *testing.B, m *llm.Model) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		best, bv := 0, lg[0]
-		for j, v := range lg {
-			if v > bv {
-				best, bv = j, v
-			}
-		}
-		tok = int32(best)
+		tok = greedy.Sample(lg, nil)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 }

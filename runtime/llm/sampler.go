@@ -86,13 +86,7 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	if s.o.Temperature == 0 && !(s.o.RepetitionPenalty > 0 && s.o.RepetitionPenalty != 1) && len(logits) > 0 {
 		// Greedy without a penalty: one pass over the logits, the lowest
 		// id among ties, as distribution picks (no candidate list to fill).
-		best, bv := 0, logits[0]
-		for i, l := range logits {
-			if l > bv {
-				best, bv = i, l
-			}
-		}
-		return int32(best)
+		return int32(argmaxFirst(logits))
 	}
 	c := s.distribution(logits, history)
 	if len(c) == 1 {
@@ -197,4 +191,88 @@ func (s *Sampler) distribution(logits []float32, history []int32) []cand {
 		c[i].v /= sum
 	}
 	return c
+}
+
+// argmaxFirst returns the lowest index of the largest of v (len(v) > 0),
+// NaNs never winning unless v[0] is one (then 0): the result of one pass
+// of "if v[i] > best". It takes the maximum of each chunk of 256 with
+// eight running maxima (eight short dependency chains instead of one) and
+// then looks for the first index of the largest in its chunk alone.
+func argmaxFirst(v []float32) int {
+	if v[0] != v[0] {
+		return 0
+	}
+	const chunk = 256
+	inf := float32(math.Inf(-1))
+	bestChunk, bestMax := -1, inf
+	for c0 := 0; c0+chunk <= len(v); c0 += chunk {
+		b := v[c0 : c0+chunk : c0+chunk]
+		m0, m1, m2, m3, m4, m5, m6, m7 := inf, inf, inf, inf, inf, inf, inf, inf
+		for i := 0; i+8 <= len(b); i += 8 {
+			e := (*[8]float32)(b[i:])
+			if e[0] > m0 {
+				m0 = e[0]
+			}
+			if e[1] > m1 {
+				m1 = e[1]
+			}
+			if e[2] > m2 {
+				m2 = e[2]
+			}
+			if e[3] > m3 {
+				m3 = e[3]
+			}
+			if e[4] > m4 {
+				m4 = e[4]
+			}
+			if e[5] > m5 {
+				m5 = e[5]
+			}
+			if e[6] > m6 {
+				m6 = e[6]
+			}
+			if e[7] > m7 {
+				m7 = e[7]
+			}
+		}
+		cm := m0
+		for _, x := range [7]float32{m1, m2, m3, m4, m5, m6, m7} {
+			if x > cm {
+				cm = x
+			}
+		}
+		if bestChunk < 0 || cm > bestMax {
+			bestChunk, bestMax = c0, cm
+		}
+	}
+	best, bv := -1, inf
+	if bestChunk >= 0 {
+		for i, x := range v[bestChunk : bestChunk+chunk] {
+			if x == bestMax {
+				best, bv = bestChunk+i, x
+				break
+			}
+		}
+		if best < 0 {
+			return argmaxPlain(v) // every value -Inf or NaN
+		}
+	}
+	// The tail past the last whole chunk.
+	for i := len(v) / chunk * chunk; i < len(v); i++ {
+		if best < 0 || v[i] > bv {
+			best, bv = i, v[i]
+		}
+	}
+	return best
+}
+
+// argmaxPlain is argmaxFirst's definition, one comparison at a time.
+func argmaxPlain(v []float32) int {
+	best, bv := 0, v[0]
+	for i, x := range v {
+		if x > bv {
+			best, bv = i, x
+		}
+	}
+	return best
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -158,4 +159,49 @@ func TestGreedySampleFastPath(t *testing.T) {
 	s, err := NewSampler(SamplerOptions{RepetitionPenalty: 2})
 	require.NoError(t, err)
 	require.Equal(t, int32(2), s.Sample([]float32{0, 4, 3, 1}, []int32{1}))
+}
+
+// TestArgmaxFirst compares the chunked argmax with the plain pass on
+// random logits of many lengths, with ties, infinities and NaNs.
+func TestArgmaxFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{1, 7, 255, 256, 257, 512, 1000, 32000} {
+		for trial := 0; trial < 20; trial++ {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(r.IntN(50)) // many ties
+			}
+			switch trial % 5 {
+			case 1:
+				v[r.IntN(n)] = float32(math.Inf(1))
+			case 2:
+				v[r.IntN(n)] = float32(math.NaN())
+			case 3:
+				v[0] = float32(math.NaN())
+			case 4:
+				for i := range v {
+					v[i] = float32(math.Inf(-1))
+				}
+			}
+			require.Equal(t, argmaxPlain(v), argmaxFirst(v), "n=%d trial %d", n, trial)
+		}
+	}
+}
+
+func BenchmarkArgmax(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	v := make([]float32, 32000)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			argmaxPlain(v)
+		}
+	})
+	b.Run("chunked", func(b *testing.B) {
+		for b.Loop() {
+			argmaxFirst(v)
+		}
+	})
 }
