@@ -195,73 +195,63 @@ func (s *Sampler) distribution(logits []float32, history []int32) []cand {
 
 // argmaxFirst returns the lowest index of the largest of v (len(v) > 0),
 // NaNs never winning unless v[0] is one (then 0): the result of one pass
-// of "if v[i] > best". It takes the maximum of each chunk of 256 with
-// eight running maxima (eight short dependency chains instead of one) and
-// then looks for the first index of the largest in its chunk alone.
+// of "if v[i] > best". Eight lanes (elements i ≡ j mod 8) keep running
+// maxima and where each was first reached: eight short dependency chains
+// instead of one, and as few mispredicted updates as the plain pass (a
+// misprediction on logits just out of cache stalls the whole stream).
+// The answer is the earliest position among the lanes holding the
+// largest value.
 func argmaxFirst(v []float32) int {
 	if v[0] != v[0] {
 		return 0
 	}
-	const chunk = 256
 	inf := float32(math.Inf(-1))
-	bestChunk, bestMax := -1, inf
-	for c0 := 0; c0+chunk <= len(v); c0 += chunk {
-		b := v[c0 : c0+chunk : c0+chunk]
-		m0, m1, m2, m3, m4, m5, m6, m7 := inf, inf, inf, inf, inf, inf, inf, inf
-		for i := 0; i+8 <= len(b); i += 8 {
-			e := (*[8]float32)(b[i:])
-			if e[0] > m0 {
-				m0 = e[0]
-			}
-			if e[1] > m1 {
-				m1 = e[1]
-			}
-			if e[2] > m2 {
-				m2 = e[2]
-			}
-			if e[3] > m3 {
-				m3 = e[3]
-			}
-			if e[4] > m4 {
-				m4 = e[4]
-			}
-			if e[5] > m5 {
-				m5 = e[5]
-			}
-			if e[6] > m6 {
-				m6 = e[6]
-			}
-			if e[7] > m7 {
-				m7 = e[7]
-			}
+	var m [8]float32
+	var at [8]int
+	for j := range m {
+		m[j], at[j] = inf, -1
+	}
+	n := len(v) / 8 * 8
+	for i := 0; i < n; i += 8 {
+		e := (*[8]float32)(v[i:])
+		if e[0] > m[0] {
+			m[0], at[0] = e[0], i
 		}
-		cm := m0
-		for _, x := range [7]float32{m1, m2, m3, m4, m5, m6, m7} {
-			if x > cm {
-				cm = x
-			}
+		if e[1] > m[1] {
+			m[1], at[1] = e[1], i+1
 		}
-		if bestChunk < 0 || cm > bestMax {
-			bestChunk, bestMax = c0, cm
+		if e[2] > m[2] {
+			m[2], at[2] = e[2], i+2
+		}
+		if e[3] > m[3] {
+			m[3], at[3] = e[3], i+3
+		}
+		if e[4] > m[4] {
+			m[4], at[4] = e[4], i+4
+		}
+		if e[5] > m[5] {
+			m[5], at[5] = e[5], i+5
+		}
+		if e[6] > m[6] {
+			m[6], at[6] = e[6], i+6
+		}
+		if e[7] > m[7] {
+			m[7], at[7] = e[7], i+7
 		}
 	}
 	best, bv := -1, inf
-	if bestChunk >= 0 {
-		for i, x := range v[bestChunk : bestChunk+chunk] {
-			if x == bestMax {
-				best, bv = bestChunk+i, x
-				break
-			}
-		}
-		if best < 0 {
-			return argmaxPlain(v) // every value -Inf or NaN
+	for j := range m {
+		if at[j] >= 0 && (best < 0 || m[j] > bv || m[j] == bv && at[j] < best) {
+			best, bv = at[j], m[j]
 		}
 	}
-	// The tail past the last whole chunk.
-	for i := len(v) / chunk * chunk; i < len(v); i++ {
+	for i := n; i < len(v); i++ { // the tail
 		if best < 0 || v[i] > bv {
 			best, bv = i, v[i]
 		}
+	}
+	if best < 0 || bv == inf {
+		return argmaxPlain(v) // every value -Inf or NaN: v[0] decides
 	}
 	return best
 }
