@@ -245,10 +245,7 @@ func TestInPlaceChains(t *testing.T) {
 	gr, err := g.b.Build()
 	require.NoError(t, err)
 	p := schedule(t, gr)
-	byValue := map[*ir.Value]plan.Buffer{}
-	for _, b := range p.Buffers {
-		byValue[b.Value] = b
-	}
+	byValue := buffersByValue(p)
 	require.Nil(t, byValue[b].InPlaceOf, "a is still alive after b")
 	require.Equal(t, b, byValue[c].InPlaceOf)
 	require.NotNil(t, byValue[d].InPlaceOf)
@@ -310,12 +307,18 @@ func TestViewsShareTheirInputsBytes(t *testing.T) {
 	gr, err := g.b.Build()
 	require.NoError(t, err)
 	p := schedule(t, gr)
-	byValue := map[*ir.Value]plan.Buffer{}
-	for _, b := range p.Buffers {
-		byValue[b.Value] = b
-	}
+	byValue := buffersByValue(p)
 	require.Equal(t, a, byValue[r1].InPlaceOf)
 	require.Equal(t, byValue[a].Offset, byValue[r1].Offset)
 	require.Nil(t, byValue[r2].InPlaceOf, "b is still read after the second reshape")
 	require.NoError(t, p.Verify())
+}
+
+// buffersByValue indexes a plan's buffers by their values.
+func buffersByValue(p *plan.Plan) map[*ir.Value]plan.Buffer {
+	m := map[*ir.Value]plan.Buffer{}
+	for _, b := range p.Buffers {
+		m[b.Value] = b
+	}
+	return m
 }

@@ -214,29 +214,10 @@ func argmaxFirst(v []float32) int {
 	n := len(v) / 8 * 8
 	for i := 0; i < n; i += 8 {
 		e := (*[8]float32)(v[i:])
-		if e[0] > m[0] {
-			m[0], at[0] = e[0], i
-		}
-		if e[1] > m[1] {
-			m[1], at[1] = e[1], i+1
-		}
-		if e[2] > m[2] {
-			m[2], at[2] = e[2], i+2
-		}
-		if e[3] > m[3] {
-			m[3], at[3] = e[3], i+3
-		}
-		if e[4] > m[4] {
-			m[4], at[4] = e[4], i+4
-		}
-		if e[5] > m[5] {
-			m[5], at[5] = e[5], i+5
-		}
-		if e[6] > m[6] {
-			m[6], at[6] = e[6], i+6
-		}
-		if e[7] > m[7] {
-			m[7], at[7] = e[7], i+7
+		for j, x := range e {
+			if x > m[j] {
+				m[j], at[j] = x, i+j
+			}
 		}
 	}
 	best, bv := -1, inf

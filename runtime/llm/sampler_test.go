@@ -199,7 +199,7 @@ func BenchmarkArgmax(b *testing.B) {
 			argmaxPlain(v)
 		}
 	})
-	b.Run("chunked", func(b *testing.B) {
+	b.Run("lanes", func(b *testing.B) {
 		for b.Loop() {
 			argmaxFirst(v)
 		}
