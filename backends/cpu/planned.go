@@ -58,12 +58,11 @@ type step struct {
 	in, out []int // slot indices; -1 for an absent optional input
 	store   []bool
 	a0      int // args[a0:] holds in, then out
-	// fixed: every input is a constant or a planned or private value,
-	// every output planned or private, none a partition output. While
-	// those values sit in their own tensors (execState.rebind), its
-	// arguments are bound once per state and a run calls into with them
-	// as they are: no per-run lookups, whose metadata the decode step's
-	// weight stream has evicted by then.
+	// fixed: every operand is bindable (plannedExe.bindable) and no
+	// output goes to another partition. While the values sit in their
+	// bound tensors (execState.rebind), a run calls into with the
+	// arguments bound once per state: no per-step lookups, whose metadata
+	// the decode step's weight stream has evicted by then.
 	fixed bool
 }
 
