@@ -203,7 +203,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		}
 		// Region order: each worker streams through a contiguous run of
 		// the group's weights (see kernels.Regions).
-		j.reg.Run(pool, len(sh.tasks), j)
+		j.reg.RunStream(pool, len(sh.tasks), j)
 		err := j.err
 		if err == nil && sh.apart {
 			siluMulRow(j.ys[0], j.up)

@@ -123,7 +123,7 @@ func halfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 		// activation rows stream past them.
 		j.rows = max(4, min((N+2*pool.Workers()-1)/(2*pool.Workers()), 49152/rb)) &^ 3
 	}
-	j.reg.Run(pool, (N+j.rows-1)/j.rows, j)
+	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
 	*j = hJob{reg: j.reg}
 	hJobPool.Put(j)
 	return nil

@@ -84,6 +84,11 @@ type Pool struct {
 	workers []*worker
 	closed  atomic.Bool
 	wg      sync.WaitGroup
+
+	// streamStart is the worker that runs the first region of the next
+	// Regions.RunStream batch (the one that ran the last region of the
+	// previous one).
+	streamStart atomic.Uint32
 }
 
 type worker struct {

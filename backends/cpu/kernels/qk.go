@@ -248,7 +248,7 @@ func qkMatMul(pool *Pool, dt ir.DType, w []byte, rb, N int, x *QuantizedActs, y 
 		j.qs, j.s1, j.s2, j.n1 = x.qs, d16, b16, x.K/16
 	}
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
-	j.reg.Run(pool, (N+j.rows-1)/j.rows, j)
+	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
 	*j = qkJob{reg: j.reg}
 	qkJobPool.Put(j)
 }

@@ -173,7 +173,7 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough
 	// for balance.
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
-	j.reg.Run(pool, (N+j.rows-1)/j.rows, j)
+	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
 	*j = qJob{outs: outs, reg: j.reg}
 	qJobPool.Put(j)
 	return nil

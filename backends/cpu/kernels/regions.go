@@ -33,7 +33,18 @@ type regionCursor struct {
 // counter both cores fight over (on a VM whose two vCPUs may sit on
 // different dies, a contended atomic costs a few hundred ns, and a
 // 9 MB decode GEMV has over a hundred tasks).
-func (r *Regions) Run(pool *Pool, tasks int, t Tasker) {
+func (r *Regions) Run(pool *Pool, tasks int, t Tasker) { r.run(pool, tasks, t, false) }
+
+// RunStream is Run for a batch whose memory follows that of the previous
+// RunStream batch on the same pool, as a decode step's weights follow one
+// another in the file: the worker that ran the previous batch's last
+// region runs this batch's first, so that the prefetches it issued past
+// the end of the previous weights land in its own next task; otherwise
+// one core would start every batch without data in flight and the other
+// would have fetched that data for nothing.
+func (r *Regions) RunStream(pool *Pool, tasks int, t Tasker) { r.run(pool, tasks, t, true) }
+
+func (r *Regions) run(pool *Pool, tasks int, t Tasker, stream bool) {
 	if tasks <= 0 {
 		return
 	}
@@ -49,9 +60,14 @@ func (r *Regions) Run(pool *Pool, tasks int, t Tasker) {
 		r.cur = make([]regionCursor, w)
 	}
 	r.cur = r.cur[:w]
-	for k := range r.cur {
+	start := 0
+	if stream {
+		start = int(pool.streamStart.Load()) % w
+		pool.streamStart.Store(uint32((start + w - 1) % w))
+	}
+	for k := 0; k < w; k++ { // region k belongs to worker start+k
 		lo, hi := k*tasks/w, (k+1)*tasks/w
-		r.cur[k].fb.Store(uint64(lo)<<32 | uint64(hi))
+		r.cur[(start+k)%w].fb.Store(uint64(lo)<<32 | uint64(hi))
 	}
 	r.t = t
 	pool.RunTasks(w, r)

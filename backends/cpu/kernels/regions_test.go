@@ -25,7 +25,11 @@ func TestRegionsEveryTaskOnce(t *testing.T) {
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 17, 64, 1000} {
 			for rep := 0; rep < 20; rep++ {
 				c := &regionCounter{runs: make([]atomic.Int32, n), by: make([]atomic.Int32, n)}
-				r.Run(p, n, c)
+				if rep%2 == 0 {
+					r.Run(p, n, c)
+				} else {
+					r.RunStream(p, n, c)
+				}
 				for i := range c.runs {
 					if got := c.runs[i].Load(); got != 1 {
 						t.Fatalf("%d workers, %d tasks: task %d ran %d times", workers, n, i, got)
@@ -52,5 +56,39 @@ func TestRegionsSerialOrder(t *testing.T) {
 	}
 	if len(order) != 6 {
 		t.Fatalf("ran %d tasks, want 6", len(order))
+	}
+}
+
+// firstOfCaller records the first task the calling goroutine (worker 0)
+// runs in a batch.
+type firstOfCaller struct{ first atomic.Int32 }
+
+func (c *firstOfCaller) Task(w, i int) {
+	if w == 0 {
+		c.first.CompareAndSwap(-1, int32(i))
+	}
+}
+
+// TestRegionsStreamHandsOver: consecutive RunStream batches on two workers
+// swap the regions' owners, so that the worker that ran a batch's last
+// region runs the next batch's first: the caller starts at task 0, then at
+// the second region's front, and so on; Run always starts it at task 0.
+func TestRegionsStreamHandsOver(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var r Regions
+	for b := 0; b < 6; b++ {
+		c := &firstOfCaller{}
+		c.first.Store(-1)
+		want := int32(4 * (b % 2))
+		r.RunStream(p, 8, c)
+		if got := c.first.Load(); got != want {
+			t.Fatalf("RunStream batch %d: the caller started at task %d, want %d", b, got, want)
+		}
+		c.first.Store(-1)
+		r.Run(p, 8, c)
+		if got := c.first.Load(); got != 0 {
+			t.Fatalf("Run after batch %d: the caller started at task %d, want 0", b, got)
+		}
 	}
 }
