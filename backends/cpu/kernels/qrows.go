@@ -29,15 +29,7 @@ func (r *QRows) Init(dt ir.DType, x *QuantizedActs) bool {
 	if x.M != 1 || (dt != ir.Q4_0 && dt != ir.Q8_0) {
 		return false
 	}
-	isa := CurrentISA()
-	g, l := qGroupFunc(dt, isa)
-	if g == nil || (qDot4Func(dt, isa) != nil && qGroup4Func(dt, isa) == nil) {
-		return false
-	}
-	if nb := x.K / qBlock; nb < l.blocks() || nb%l.blocks() != 0 {
-		return false
-	}
-	rows := qGroupRowsFunc(dt, isa)
+	rows, l := rowsKFunc(dt, CurrentISA(), x)
 	if rows == nil {
 		return false
 	}

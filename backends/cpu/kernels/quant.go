@@ -154,18 +154,13 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	// summation order, and so do dot and dot4, but the two families
 	// differ, so a type with a four-row plain kernel and no four-row
 	// grouped one uses the plain family only.
-	g, l := qGroupFunc(dt, isa)
-	if g != nil && j.dot4 != nil && qGroup4Func(dt, isa) == nil {
-		g = nil
-	}
+	g, l := groupedFunc(dt, isa)
 	if g != nil && x.K/qBlock >= l.blocks() {
 		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)
 		}
-		if x.M == 1 && (x.K/qBlock)%l.blocks() == 0 {
-			j.rowsK = qGroupRowsFunc(dt, isa)
-		}
+		j.rowsK, _ = rowsKFunc(dt, isa, x)
 	}
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
@@ -177,6 +172,31 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	*j = qJob{outs: outs, reg: j.reg}
 	qJobPool.Put(j)
 	return nil
+}
+
+// groupedFunc returns dt's grouped one-row kernel at isa and its layout,
+// or a nil kernel where QMatMul keeps to the plain family (a type with a
+// four-row plain kernel and no four-row grouped one: see QMatMul).
+func groupedFunc(dt ir.DType, isa ISA) (qGroupDot, qLayout) {
+	g, l := qGroupFunc(dt, isa)
+	if g != nil && qDot4Func(dt, isa) != nil && qGroup4Func(dt, isa) == nil {
+		return nil, l
+	}
+	return g, l
+}
+
+// rowsKFunc returns the many-weight-rows kernel QMatMul runs a task with
+// for activations x, and its layout: one activation row, the grouped
+// family, K a whole number of groups; else nil.
+func rowsKFunc(dt ir.DType, isa ISA, x *QuantizedActs) (qGroupRows, qLayout) {
+	g, l := groupedFunc(dt, isa)
+	if g == nil || x.M != 1 {
+		return nil, l
+	}
+	if nb := x.K / qBlock; nb < l.blocks() || nb%l.blocks() != 0 {
+		return nil, l
+	}
+	return qGroupRowsFunc(dt, isa), l
 }
 
 // qDot is a dot product of one quantized weight row (nb blocks at w) with
