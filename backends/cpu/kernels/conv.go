@@ -296,15 +296,21 @@ func ConvEpilogue(dst, src, z []float32, bias float32, relu bool) {
 		return
 	}
 	for i, v := range src {
-		v += bias
-		if z != nil {
-			v += z[i]
-		}
-		if relu && v < 0 {
-			v = 0
-		}
-		dst[i] = v
+		epiStore(dst, z, i, v, bias, relu)
 	}
+}
+
+// epiStore writes y[x] = v + bias (+ z[x]), then max(·, 0) with relu: one
+// element of ConvEpilogue, also the Winograd output transforms' store.
+func epiStore(y, z []float32, x int, v, bias float32, relu bool) {
+	v += bias
+	if z != nil {
+		v += z[x]
+	}
+	if relu && v < 0 {
+		v = 0
+	}
+	y[x] = v
 }
 
 // ConvCompactRow is ConvEpilogue over the segments of one row: segs holds

@@ -124,24 +124,12 @@ func WinoOut23(y0, y1, z0, z1, src []float32, lds, n, cols int, bias float32, re
 			if x >= cols {
 				break
 			}
-			winoStore(y0, z0, x, s[0][q]+s[1][q]+s[2][q], bias, relu)
+			epiStore(y0, z0, x, s[0][q]+s[1][q]+s[2][q], bias, relu)
 			if y1 != nil {
-				winoStore(y1, z1, x, s[1][q]-s[2][q]-s[3][q], bias, relu)
+				epiStore(y1, z1, x, s[1][q]-s[2][q]-s[3][q], bias, relu)
 			}
 		}
 	}
-}
-
-// winoStore writes y[x] = v + bias (+ z[x]), then max(·, 0) with relu.
-func winoStore(y, z []float32, x int, v, bias float32, relu bool) {
-	v += bias
-	if z != nil {
-		v += z[x]
-	}
-	if relu && v < 0 {
-		v = 0
-	}
-	y[x] = v
 }
 
 // WinoFast reports whether the current ISA level has the transforms in

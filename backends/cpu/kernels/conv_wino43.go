@@ -112,7 +112,7 @@ func WinoOut43(y, z *[4][]float32, src []float32, lds, n, cols int, bias float32
 			o := winoA43([6]float32{s[0][q], s[1][q], s[2][q], s[3][q], s[4][q], s[5][q]})
 			for r := range 4 {
 				if y[r] != nil {
-					winoStore(y[r], z[r], x, o[r], bias, relu)
+					epiStore(y[r], z[r], x, o[r], bias, relu)
 				}
 			}
 		}
