@@ -191,7 +191,7 @@ func (e *plannedExe) isView(st step, buf map[*ir.Value]plan.Buffer) bool {
 	}
 	in, out := &e.slots[st.in[0]], &e.slots[st.out[0]]
 	return in.kind == slotPlanned && out.kind == slotPlanned && in.off == out.off && in.bytes == out.bytes &&
-		buf[out.v].InPlaceOf == in.v && in.v == n.Inputs[0]
+		buf[out.v].InPlaceOf == in.v
 }
 
 // fixedStep reports whether st qualifies as a fixed step (step.fixed).
