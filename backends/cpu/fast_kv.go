@@ -190,9 +190,7 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 			return err
 		}
 		job := kvAttnJobs.Get().(*kvAttnJob)
-		reg := job.reg
 		*job = j
-		job.reg = reg
 		job.q, job.k, job.v, job.y, job.pos = in[0].Float32s(), in[1].Data, in[2].Data, out[0].Float32s(), ps
 		switch j.dt {
 		case ir.Float32:
@@ -215,9 +213,9 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 			job.buf = f32View(scratch, workers*j.per)
 			// Region order: a worker's next head is usually task t+1,
 			// whose first rows Task prefetches as it ends.
-			job.reg.Run(pool, B*H, job)
+			pool.RunRegions(B*H, job)
 		}
-		*job = kvAttnJob{reg: job.reg}
+		*job = kvAttnJob{}
 		kvAttnJobs.Put(job)
 		return nil
 	}
@@ -236,7 +234,6 @@ type kvAttnJob struct {
 	kh, vh                        []uint16  // f16 caches, viewed
 	pos                           []int64
 	buf                           []float32
-	reg                           kernels.Regions
 }
 
 var kvAttnJobs = sync.Pool{New: func() any { return new(kvAttnJob) }}

@@ -68,7 +68,6 @@ type qgJob struct {
 	prime []float32
 	mu    sync.Mutex
 	err   error
-	reg   kernels.Regions
 }
 
 var qgJobs = sync.Pool{New: func() any { return new(qgJob) }}
@@ -202,8 +201,8 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			}
 		}
 		// Region order: each worker streams through a contiguous run of
-		// the group's weights (see kernels.Regions).
-		j.reg.RunStream(pool, len(sh.tasks), j)
+		// the group's weights (see kernels.Pool.RunStream).
+		pool.RunStream(len(sh.tasks), j)
 		err := j.err
 		if err == nil && sh.apart {
 			siluMulRow(j.ys[0], j.up)

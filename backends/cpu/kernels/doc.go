@@ -46,8 +46,9 @@
 //     Winograd F(2×2,3×3) and F(4×4,3×3) for 3×3 stride-1 convs
 //     (conv_wino*.go: weight transforms in float64 at compile time,
 //     AVX-512 input/output transforms, the multiplies through ConvGemm).
-//   - Regions (regions.go): a batch's tasks in one contiguous region per
-//     worker with stealing from the back, so that a streaming kernel reads
+//   - Region batches (Pool.RunRegions, Pool.RunStream; regions.go): a
+//     batch's tasks in one contiguous region per worker, published and
+//     counted through one cache line per worker, with stealing from the back, so that a streaming kernel reads
 //     long sequential runs per core, and with RunStream (the weight
 //     kernels) the core that ended one batch starts the next; the decode
 //     GEMVs prefetch 16 KiB ahead of their loads (prefetch_amd64.h).

@@ -112,7 +112,7 @@ func halfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 		return nil
 	}
 	j := hJobPool.Get().(*hJob)
-	*j = hJob{reg: j.reg, bf16: dt == ir.BFloat16, w: w, N: N, K: K, x: x, ldx: ldx, M: M, y: y, ldy: ldy,
+	*j = hJob{bf16: dt == ir.BFloat16, w: w, N: N, K: K, x: x, ldx: ldx, M: M, y: y, ldy: ldy,
 		k: halfKernelsFor(dt, CurrentISA())}
 	rb := 2 * K
 	if M == 1 {
@@ -123,8 +123,8 @@ func halfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 		// activation rows stream past them.
 		j.rows = max(4, min((N+2*pool.Workers()-1)/(2*pool.Workers()), 49152/rb)) &^ 3
 	}
-	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
-	*j = hJob{reg: j.reg}
+	pool.RunStream((N+j.rows-1)/j.rows, j)
+	*j = hJob{}
 	hJobPool.Put(j)
 	return nil
 }
@@ -132,7 +132,6 @@ func halfMatMul(pool *Pool, dt ir.DType, w []byte, N, K int, x []float32, ldx, M
 // hJob is one HalfMatMul call; task t computes output columns
 // [t*rows, (t+1)*rows) for every activation row.
 type hJob struct {
-	reg  Regions // region-ordered tasks (kept across uses)
 	k    halfKernels
 	bf16 bool
 	w    []byte

@@ -85,10 +85,15 @@ type Pool struct {
 	closed  atomic.Bool
 	wg      sync.WaitGroup
 
-	// streamStart is the worker that runs the first region of the next
-	// Regions.RunStream batch (the one that ran the last region of the
-	// previous one).
-	streamStart atomic.Uint32
+	// Region batches (regions.go): one slot per worker, the total of
+	// region tasks published so far (what the slots' done counts sum to
+	// once the current batch has ended), and the worker that runs the
+	// first region of the next RunStream batch (the one that ran the last
+	// region of the previous one; read and written under mu).
+	slots        []regionSlot
+	_            [64]byte // regionTarget, written every region batch, apart from closed
+	regionTarget atomic.Uint64
+	streamStart  int
 }
 
 type worker struct {
@@ -102,7 +107,7 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{n: n, finished: make(chan struct{}, 1)}
+	p := &Pool{n: n, finished: make(chan struct{}, 1), slots: make([]regionSlot, n)}
 	for w := 1; w < n; w++ {
 		wk := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, wk)
@@ -177,11 +182,7 @@ func (p *Pool) batchRun(tasks int, t Tasker) {
 	p.t = t
 	p.done.Store(0)
 	p.batch.Store(uint64(tasks) << idxBits) // publishes t and done to whoever claims an index
-	for _, wk := range p.workers {
-		if wk.sleeping.Load() == 1 && wk.sleeping.CompareAndSwap(1, 0) {
-			wk.wake <- struct{}{}
-		}
-	}
+	p.wake(len(p.workers))
 	p.work(0)
 	// Every task is claimed; wait for the ones workers still run.
 	want := int64(tasks)
@@ -201,6 +202,15 @@ func (p *Pool) batchRun(tasks int, t Tasker) {
 		break
 	}
 	p.t = nil
+}
+
+// wake wakes those of the first k workers (workers 1..k) that are parked.
+func (p *Pool) wake(k int) {
+	for _, wk := range p.workers[:k] {
+		if wk.sleeping.Load() == 1 && wk.sleeping.CompareAndSwap(1, 0) {
+			wk.wake <- struct{}{}
+		}
+	}
 }
 
 // work claims and runs tasks of the current batch until none are left. It
@@ -232,9 +242,10 @@ func (p *Pool) available() bool {
 // loop is a worker goroutine: wait for unclaimed tasks, work, repeat.
 func (p *Pool) loop(w int, wk *worker) {
 	defer p.wg.Done()
+	slot := &p.slots[w]
 	for {
 		for i := 0; ; i++ {
-			if p.available() || p.closed.Load() {
+			if p.available() || slot.pending() || p.closed.Load() {
 				break
 			}
 			if i < spinIters {
@@ -243,7 +254,7 @@ func (p *Pool) loop(w int, wk *worker) {
 			// Park. The runner wakes us only if it sees sleeping == 1; if a
 			// batch was published meanwhile, take the flag back ourselves.
 			wk.sleeping.Store(1)
-			if p.available() || p.closed.Load() {
+			if p.available() || slot.pending() || p.closed.Load() {
 				if !wk.sleeping.CompareAndSwap(1, 0) {
 					<-wk.wake // the runner claimed the flag and is sending
 				}
@@ -255,7 +266,10 @@ func (p *Pool) loop(w int, wk *worker) {
 		if p.closed.Load() {
 			return
 		}
-		p.work(w)
+		if p.available() { // (an idle claim would take the batch word's line from the caller)
+			p.work(w)
+		}
+		p.regionWork(w)
 	}
 }
 

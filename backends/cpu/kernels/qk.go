@@ -186,7 +186,6 @@ func dotQ6KGeneric(nsb int, w []byte, qs []int8, d16, b16 []float32) float32 {
 // (about qTaskBytes of weights, so they stay in cache) and runs every
 // activation row against it: the weights are streamed from memory once.
 type qkJob struct {
-	reg  Regions // region-ordered tasks (kept across uses)
 	spec qkSpec
 	w    []byte
 	rb   int
@@ -236,7 +235,7 @@ func (j *qkJob) Task(_, t int) {
 // qkMatMul is QMatMul for Q4_K and Q6_K weights (arguments checked).
 func qkMatMul(pool *Pool, dt ir.DType, w []byte, rb, N int, x *QuantizedActs, y []float32, ldy int) {
 	j := qkJobPool.Get().(*qkJob)
-	*j = qkJob{reg: j.reg, spec: qkFunc(dt, CurrentISA()), w: w, rb: rb, N: N, M: x.M, nsb: x.K / qkSuper, y: y, ldy: ldy}
+	*j = qkJob{spec: qkFunc(dt, CurrentISA()), w: w, rb: rb, N: N, M: x.M, nsb: x.K / qkSuper, y: y, ldy: ldy}
 	if dt == ir.Q4_K {
 		q4, sig, ds := x.q4K()
 		j.qs, j.s1, j.s2, j.n1 = x.qs, x.d, sig, x.K/qBlock
@@ -248,8 +247,8 @@ func qkMatMul(pool *Pool, dt ir.DType, w []byte, rb, N int, x *QuantizedActs, y 
 		j.qs, j.s1, j.s2, j.n1 = x.qs, d16, b16, x.K/16
 	}
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
-	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
-	*j = qkJob{reg: j.reg}
+	pool.RunStream((N+j.rows-1)/j.rows, j)
+	*j = qkJob{}
 	qkJobPool.Put(j)
 }
 

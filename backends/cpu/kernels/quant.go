@@ -146,7 +146,7 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	j := qJobPool.Get().(*qJob)
 	isa := CurrentISA()
 	outs := grow(j.outs, pool.Workers())
-	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa), outs: outs, reg: j.reg}
+	*j = qJob{dt: dt, w: w, rb: rb, N: N, x: x, y: y, ldy: ldy, dot: qDotFunc(dt, isa), dot4: qDot4Func(dt, isa), outs: outs}
 	// Every output element must round the same way whatever M is and
 	// wherever its row falls in a four-row tile (speculative decoding
 	// checks k tokens in one pass against one-token decoding): the
@@ -168,8 +168,8 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	// Tasks of about 64 KiB of weights: few enough atomics, many enough
 	// for balance.
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
-	j.reg.RunStream(pool, (N+j.rows-1)/j.rows, j)
-	*j = qJob{outs: outs, reg: j.reg}
+	pool.RunStream((N+j.rows-1)/j.rows, j)
+	*j = qJob{outs: outs}
 	qJobPool.Put(j)
 	return nil
 }
@@ -233,8 +233,6 @@ type qJob struct {
 	// outs[w] is worker w's output buffer for dot4 (kept across uses: a
 	// local passed to a func value would escape to the heap).
 	outs []qOut
-	// reg runs the tasks in region order (kept across uses).
-	reg Regions
 }
 
 // qOut is a four-sum output buffer padded to a cache line.

@@ -2,111 +2,161 @@ package kernels
 
 import "sync/atomic"
 
-// Regions runs a batch's tasks so that each worker streams through memory
-// in one direction: tasks [0, n) are split into one contiguous region per
-// worker, each worker runs its own region's tasks in ascending order, and
-// a worker that runs out steals from the back of the other regions. A
-// streaming kernel (the decode GEMV) whose tasks are consecutive stretches
-// of weights then reads long sequential runs per core, so that its
-// software prefetch ahead of the loads lands in its own next task instead
-// of another core's; plain index order interleaves the workers' tasks.
+// Region batches run a batch's tasks so that each worker streams through
+// memory in one direction: tasks [0, n) are split into one contiguous
+// region per worker, each worker runs its own region's tasks in ascending
+// order, and a worker that runs out steals from the back of the other
+// regions. A streaming kernel (the decode GEMV) whose tasks are
+// consecutive stretches of weights then reads long sequential runs per
+// core, so that its software prefetch ahead of the loads lands in its own
+// next task instead of another core's; plain index order interleaves the
+// workers' tasks.
 //
-// Every task runs exactly once, whichever worker takes it. A Regions is
-// reused between batches (no allocation once its regions have grown) and
-// must not run two batches at once.
-type Regions struct {
-	t   Tasker
-	cur []regionCursor
-}
+// They are also the pool's cheapest batches, since a decode step runs
+// about sixty of them a token and on a VM whose vCPUs sit on different
+// dies every cache line that moves between cores costs some 300 ns. Each
+// worker has one slot, a cache line of its own, that holds its region's
+// unclaimed tasks, the batch's Tasker and the count of region tasks the
+// worker has ever run. The caller publishes a batch by writing the slots;
+// an idle worker polls its own slot, so the batch reaches it in one line
+// transfer; it claims and counts its tasks on that line, which no other
+// core touches unless it steals; and the caller learns that the batch is
+// done by summing the counts, one line read per worker. There is no
+// counter that every core updates, unlike Pool.RunTasks.
+//
+// Every task runs exactly once, whichever worker takes it, and a worker
+// that the OS has descheduled holds up only the task it is running.
 
-// regionCursor is one region's unclaimed tasks [front, back), packed as
-// front<<32 | back, on its own cache line.
-type regionCursor struct {
+// regionSlot is one worker's part of the current region batch, on cache
+// lines no other slot shares (its hot words come first and it spans two
+// lines, so it needs no alignment).
+type regionSlot struct {
+	// fb is the region's unclaimed tasks [front, back), packed as
+	// front<<32 | back; empty (front >= back) between batches.
 	fb atomic.Uint64
-	_  [56]byte
+	// done counts the region tasks this worker has run, in all batches.
+	done atomic.Uint64
+	// t is the batch's tasks. It is written before fb publishes a region
+	// and read only after a claim succeeds: a successful claim proves its
+	// batch has not ended, so t is not being rewritten.
+	t Tasker
+	_ [96]byte
 }
 
-// Run runs t.Task(worker, i) for every i in [0, tasks) on pool in region
-// order and returns when all have returned. The pool gets one task per
-// worker, each of which claims the region's tasks until none are left
-// anywhere: the workers' claims touch their own region's cursor, not a
-// counter both cores fight over (on a VM whose two vCPUs may sit on
-// different dies, a contended atomic costs a few hundred ns, and a
-// 9 MB decode GEMV has over a hundred tasks).
-func (r *Regions) Run(pool *Pool, tasks int, t Tasker) { r.run(pool, tasks, t, false) }
+// pending reports whether the slot's region has unclaimed tasks.
+func (s *regionSlot) pending() bool {
+	v := s.fb.Load()
+	return v>>32 < v&(1<<32-1)
+}
 
-// RunStream is Run for a batch whose memory follows that of the previous
-// RunStream batch on the same pool, as a decode step's weights follow one
-// another in the file: the worker that ran the previous batch's last
-// region runs this batch's first, so that the prefetches it issued past
-// the end of the previous weights land in its own next task; otherwise
-// one core would start every batch without data in flight and the other
-// would have fetched that data for nothing.
-func (r *Regions) RunStream(pool *Pool, tasks int, t Tasker) { r.run(pool, tasks, t, true) }
+// RunRegions runs t.Task(worker, i) for every i in [0, tasks) on the pool
+// in region order (above) and returns when all have returned. A nil Pool,
+// or one busy with another batch, runs them serially in order.
+func (p *Pool) RunRegions(tasks int, t Tasker) { p.runRegions(tasks, t, false) }
 
-func (r *Regions) run(pool *Pool, tasks int, t Tasker, stream bool) {
+// RunStream is RunRegions for a batch whose memory follows that of the
+// previous RunStream batch on the same pool, as a decode step's weights
+// follow one another in the file: the worker that ran the previous
+// batch's last region runs this batch's first, so that the prefetches it
+// issued past the end of the previous weights land in its own next task;
+// otherwise one core would start every batch without data in flight and
+// the other would have fetched that data for nothing.
+func (p *Pool) RunStream(tasks int, t Tasker) { p.runRegions(tasks, t, true) }
+
+func (p *Pool) runRegions(tasks int, t Tasker, stream bool) {
 	if tasks <= 0 {
 		return
 	}
-	w := pool.Workers()
-	if w == 1 || tasks == 1 {
+	if p == nil || p.n == 1 || tasks == 1 || tasks > maxBatch || p.closed.Load() || !p.mu.TryLock() {
 		for i := 0; i < tasks; i++ {
 			t.Task(0, i)
 		}
 		return
 	}
-	w = min(w, tasks)
-	if cap(r.cur) < w {
-		r.cur = make([]regionCursor, w)
-	}
-	r.cur = r.cur[:w]
+	w := min(p.n, tasks)
 	start := 0
 	if stream {
-		start = int(pool.streamStart.Load()) % w
-		pool.streamStart.Store(uint32((start + w - 1) % w))
+		start = p.streamStart % w
+		p.streamStart = (start + w - 1) % w
 	}
+	// Every slot is empty (the previous batch ended), so only the slots of
+	// workers with a region are written.
+	target := p.regionTarget.Load() + uint64(tasks)
+	p.regionTarget.Store(target)
 	for k := 0; k < w; k++ { // region k belongs to worker start+k
 		lo, hi := k*tasks/w, (k+1)*tasks/w
-		r.cur[(start+k)%w].fb.Store(uint64(lo)<<32 | uint64(hi))
+		s := &p.slots[(start+k)%w]
+		s.t = t
+		s.fb.Store(uint64(lo)<<32 | uint64(hi))
 	}
-	r.t = t
-	pool.RunTasks(w, r)
-	r.t = nil
+	p.wake(w - 1)
+	p.regionWork(0)
+	// Every task is claimed; wait for the ones workers still run.
+	for spins := 0; p.regionDone() != target; spins++ {
+		if spins < waitSpins {
+			continue
+		}
+		p.waiting.Store(1)
+		if p.regionDone() == target {
+			if p.waiting.CompareAndSwap(1, 0) {
+				break
+			}
+			<-p.finished // the last task's goroutine took the flag and is sending
+			break
+		}
+		<-p.finished
+		break
+	}
+	p.mu.Unlock()
 }
 
-// Task runs tasks until none is left: the worker's own region's from the
-// front, then the other regions' from the back. Whichever goroutine runs
-// it, and however many of them, every task runs exactly once.
-func (r *Regions) Task(worker, _ int) {
-	w := len(r.cur)
-	worker %= w
+// regionDone is the number of region tasks all workers have run.
+func (p *Pool) regionDone() uint64 {
+	var n uint64
+	for i := range p.slots {
+		n += p.slots[i].done.Load()
+	}
+	return n
+}
+
+// regionWork runs worker w's region's tasks from the front, then the other
+// regions' from the back, until no task is left unclaimed.
+func (p *Pool) regionWork(w int) {
+	own := &p.slots[w]
 	for {
-		i, ok := r.claim(worker, w)
+		s, i, ok := p.regionClaim(w)
 		if !ok {
 			return
 		}
-		r.t.Task(worker, i)
+		s.t.Task(w, i)
+		own.done.Add(1)
+		if p.waiting.Load() == 1 && p.regionDone() == p.regionTarget.Load() && p.waiting.CompareAndSwap(1, 0) {
+			p.finished <- struct{}{}
+		}
 	}
 }
 
-// claim takes one unclaimed task for worker, or reports that none is left.
-func (r *Regions) claim(worker, w int) (int, bool) {
-	for k := 0; k < w; k++ {
-		c := &r.cur[(worker+k)%w].fb
+// regionClaim claims one task for worker w, from its own region's front or
+// another's back, and returns it with the slot it came from; ok is false
+// when none is left.
+func (p *Pool) regionClaim(w int) (s *regionSlot, i int, ok bool) {
+	n := len(p.slots)
+	for k := 0; k < n; k++ {
+		s := &p.slots[(w+k)%n]
 		for {
-			v := c.Load()
+			v := s.fb.Load()
 			f, b := v>>32, v&(1<<32-1)
 			if f >= b {
-				break // a region once empty stays empty
+				break // a region once empty stays empty until the batch ends
 			}
 			if k == 0 {
-				if c.CompareAndSwap(v, (f+1)<<32|b) {
-					return int(f), true
+				if s.fb.CompareAndSwap(v, (f+1)<<32|b) {
+					return s, int(f), true
 				}
-			} else if c.CompareAndSwap(v, f<<32|(b-1)) {
-				return int(b - 1), true
+			} else if s.fb.CompareAndSwap(v, f<<32|(b-1)) {
+				return s, int(b - 1), true
 			}
 		}
 	}
-	return 0, false
+	return nil, 0, false
 }

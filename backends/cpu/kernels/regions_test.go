@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 )
@@ -16,19 +17,18 @@ func (c *regionCounter) Task(w, i int) {
 }
 
 // TestRegionsEveryTaskOnce runs batches of many sizes on pools of 1 to 4
-// workers, reusing one Regions, and checks that every task ran exactly
+// workers, and checks that every task ran exactly
 // once.
 func TestRegionsEveryTaskOnce(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 4} {
 		p := NewPool(workers)
-		var r Regions
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 17, 64, 1000} {
 			for rep := 0; rep < 20; rep++ {
 				c := &regionCounter{runs: make([]atomic.Int32, n), by: make([]atomic.Int32, n)}
 				if rep%2 == 0 {
-					r.Run(p, n, c)
+					p.RunRegions(n, c)
 				} else {
-					r.RunStream(p, n, c)
+					p.RunStream(n, c)
 				}
 				for i := range c.runs {
 					if got := c.runs[i].Load(); got != 1 {
@@ -46,9 +46,8 @@ func TestRegionsEveryTaskOnce(t *testing.T) {
 func TestRegionsSerialOrder(t *testing.T) {
 	p := NewPool(1)
 	defer p.Close()
-	var r Regions
 	var order []int
-	r.Run(p, 6, funcTasker(func(i int) { order = append(order, i) }))
+	p.RunRegions(6, funcTasker(func(i int) { order = append(order, i) }))
 	for i, v := range order {
 		if v != i {
 			t.Fatalf("order %v, want 0..5", order)
@@ -76,19 +75,58 @@ func (c *firstOfCaller) Task(w, i int) {
 func TestRegionsStreamHandsOver(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
-	var r Regions
 	for b := 0; b < 6; b++ {
 		c := &firstOfCaller{}
 		c.first.Store(-1)
 		want := int32(4 * (b % 2))
-		r.RunStream(p, 8, c)
+		p.RunStream(8, c)
 		if got := c.first.Load(); got != want {
 			t.Fatalf("RunStream batch %d: the caller started at task %d, want %d", b, got, want)
 		}
 		c.first.Store(-1)
-		r.Run(p, 8, c)
+		p.RunRegions(8, c)
 		if got := c.first.Load(); got != 0 {
 			t.Fatalf("Run after batch %d: the caller started at task %d, want 0", b, got)
 		}
+	}
+}
+
+// spinTasker does a fixed amount of arithmetic per task, on private data.
+type spinTasker struct {
+	n   int
+	out [8]struct {
+		v uint64
+		_ [56]byte
+	}
+}
+
+func (s *spinTasker) Task(w, i int) {
+	x := uint64(i) + 1
+	for k := 0; k < s.n; k++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	s.out[w].v += x
+}
+
+// BenchmarkRegionsBatch measures one region batch of 16 short tasks on
+// two workers (a decode step runs about 60 of them a token), against the
+// same tasks run serially: the difference is the batch's fixed cost.
+func BenchmarkRegionsBatch(b *testing.B) {
+	for _, work := range []int{0, 200} {
+		t := &spinTasker{n: work}
+		b.Run(fmt.Sprintf("serial/work%d", work), func(b *testing.B) {
+			for b.Loop() {
+				for i := 0; i < 16; i++ {
+					t.Task(0, i)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("w2/work%d", work), func(b *testing.B) {
+			p := NewPool(2)
+			defer p.Close()
+			for b.Loop() {
+				p.RunStream(16, t)
+			}
+		})
 	}
 }
