@@ -185,23 +185,36 @@ func (p *Pool) batchRun(tasks int, t Tasker) {
 	p.wake(len(p.workers))
 	p.work(0)
 	// Every task is claimed; wait for the ones workers still run.
-	want := int64(tasks)
-	for spins := 0; p.done.Load() != want; spins++ {
+	p.await(false, uint64(tasks))
+	p.t = nil
+}
+
+// await returns once the current batch has ended: every task counted done
+// (the region slots' counts summing to want for a region batch, the done
+// counter reaching want otherwise). It spins waitSpins polls, then blocks
+// until the goroutine that ends the last task signals finished.
+func (p *Pool) await(region bool, want uint64) {
+	ended := func() bool {
+		if region {
+			return p.regionDone() == want
+		}
+		return uint64(p.done.Load()) == want
+	}
+	for spins := 0; !ended(); spins++ {
 		if spins < waitSpins {
 			continue
 		}
 		p.waiting.Store(1)
-		if p.done.Load() == want {
+		if ended() {
 			if p.waiting.CompareAndSwap(1, 0) {
-				break
+				return
 			}
 			<-p.finished // the last task's goroutine took the flag and is sending
-			break
+			return
 		}
 		<-p.finished
-		break
+		return
 	}
-	p.t = nil
 }
 
 // wake wakes those of the first k workers (workers 1..k) that are parked.

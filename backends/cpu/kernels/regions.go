@@ -92,21 +92,7 @@ func (p *Pool) runRegions(tasks int, t Tasker, stream bool) {
 	p.wake(w - 1)
 	p.regionWork(0)
 	// Every task is claimed; wait for the ones workers still run.
-	for spins := 0; p.regionDone() != target; spins++ {
-		if spins < waitSpins {
-			continue
-		}
-		p.waiting.Store(1)
-		if p.regionDone() == target {
-			if p.waiting.CompareAndSwap(1, 0) {
-				break
-			}
-			<-p.finished // the last task's goroutine took the flag and is sending
-			break
-		}
-		<-p.finished
-		break
-	}
+	p.await(true, target)
 	p.mu.Unlock()
 }
 
