@@ -68,9 +68,9 @@ q4g512_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	GROUPI(Z2, Z7, Z26, Z27, 192, Z17)
 	ADDQ $144, SI
-	ADDQ $320, DI
+	ADDQ $384, DI
 	SUBQ $2, CX
 	CMPQ CX, $3
 	JGE q4g512_loop
@@ -85,7 +85,7 @@ q4g512_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	GROUPI(Z2, Z7, Z26, Z27, 192, Z17)
 	JMP q4g512_done
 q4g512_one:
 	// One group: bytes 64..71 of the second load.
@@ -201,8 +201,8 @@ q4ga2_done:
 	ROWX4((DI)(R10*2), Z7, Z11, a2) \
 	ROWX4((R11), Z8, Z12, a3) \
 	ADDQ $72, SI \
-	ADDQ $160, DI \
-	ADDQ $160, R11
+	ADDQ $192, DI \
+	ADDQ $192, R11
 
 // func dotQ4G512x4(ng int, w *byte, lay *byte, ld int, out *float32)
 //
@@ -293,9 +293,9 @@ q4gr_loop:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU64 128(SI), Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	GROUPI(Z2, Z7, Z26, Z27, 192, Z17)
 	ADDQ $144, SI
-	ADDQ $320, DI
+	ADDQ $384, DI
 	SUBQ $2, CX
 	CMPQ CX, $3
 	JGE q4gr_loop
@@ -309,7 +309,7 @@ q4gr_tail:
 	VMOVDQU64 64(SI), Z2
 	VMOVDQU8.Z 128(SI), K1, Z7
 	GROUPI(Z1, Z2, Z24, Z25, 0, Z16)
-	GROUPI(Z2, Z7, Z26, Z27, 160, Z17)
+	GROUPI(Z2, Z7, Z26, Z27, 192, Z17)
 	JMP q4gr_done
 q4gr_one:
 	MOVQ $0xFF, AX
