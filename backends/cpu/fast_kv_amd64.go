@@ -25,6 +25,12 @@ func kvAccumF32AVX2(acc, w, v *float32, d, n int)
 func kvAccumF16AVX2(acc, w *float32, v *uint16, d, n int)
 
 //go:noescape
+func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32)
+
+//go:noescape
+func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n int)
+
+//go:noescape
 func kvStoreF16AVX2(dst *uint16, src *float32, n int)
 
 //go:noescape
@@ -68,8 +74,17 @@ func scoresKV(q, k []float32, d, n int, out []float32) {
 	scoresKVGo(q, k, d, n, out)
 }
 
+// kv512 reports whether the AVX-512 f16 kernels may run for head size d
+// (a multiple of 32).
+func kv512(d int) bool { return d > 0 && d%32 == 0 && kernels.CurrentISA() >= kernels.AVX512 }
+
 // scoresKVHalf is scoresKV over f16 rows.
 func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) {
+	if n > 0 && kv512(d) {
+		_, _, _ = q[d-1], k[n*d-1], out[n-1]
+		kvScoresF16AVX512(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out))
+		return
+	}
 	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
 		_, _, _ = q[d-1], k[n*d-1], out[n-1]
 		kvScoresF16AVX2(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out))
@@ -90,6 +105,11 @@ func accumKV(acc, w, v []float32, d, n int) {
 
 // accumKVHalf is accumKV over f16 rows.
 func accumKVHalf(acc, w []float32, v []uint16, d, n int) {
+	if n > 0 && kv512(d) {
+		_, _, _ = acc[d-1], w[n-1], v[n*d-1]
+		kvAccumF16AVX512(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n)
+		return
+	}
 	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
 		_, _, _ = acc[d-1], w[n-1], v[n*d-1]
 		kvAccumF16AVX2(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n)

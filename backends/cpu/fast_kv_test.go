@@ -101,6 +101,8 @@ func testKVAttentionMatchesReference(t *testing.T) {
 			{1, 2, 2, 1, 20, 8, 17},     // one chunk of 8 only
 			{1, 4, 2, 1, 300, 128, 290}, // many tiles, a wide head
 			{1, 2, 2, 5, 80, 48, 60},    // rows past a multiple of 4 with several queries
+			{1, 4, 2, 3, 90, 96, 70},    // AVX-512: 64 columns then 32, odd row counts
+			{1, 7, 1, 1, 67, 32, 66},    // AVX-512: 32 columns only, rows past a multiple of 4
 		} {
 			if dt == ir.Q8_0 && tc.D%32 != 0 {
 				continue
