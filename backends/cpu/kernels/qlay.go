@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"unsafe"
+
+	"github.com/weftrt/weft/ir"
 )
 
 // The group layouts of the quantized activations, built once per
@@ -131,9 +133,7 @@ func growAligned(s []byte, n int) []byte {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	raw := make([]byte, n+63)
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & 63)
-	return raw[off : off+n : off+n]
+	return ir.AlignedBytes(n)
 }
 
 // qGroupDot is a row dot product over ng full groups of blocks: the
