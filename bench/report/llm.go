@@ -33,14 +33,22 @@ type LLMBench struct {
 	// without TouchedBytes, the weights a token reads) + KV cache + 64 MiB.
 	RSSBudget int64 `json:"rss_budget_bytes"`
 	// ReadGBs is the streaming read bandwidth `weft bench` measured in the
-	// same process with the same threads; the fractions are of it.
-	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
-	ReadReader       string  `json:"read_bandwidth_reader,omitempty"`
-	ReadBestGBs      float64 `json:"read_bandwidth_best_gb_s,omitempty"`
-	ReadPlainGBs     float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
-	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
-	DecodeBestTokS   float64 `json:"decode_best_tok_s,omitempty"`
-	DecodeBestBWFrac float64 `json:"decode_best_bandwidth_fraction,omitempty"`
+	// same process with the same threads, in passes interleaved with the
+	// decode steps of a second generation (PairedDecodeTokS); the
+	// fractions are of it: decode's share of the read over the same
+	// moments. ReadAloneGBs is the same reader measured on its own after
+	// the generations, ReadPlainGBs the plain Go loop there (both absent
+	// in older results, whose ReadGBs is the reader measured alone).
+	ReadGBs              float64 `json:"read_bandwidth_gb_s,omitempty"`
+	ReadReader           string  `json:"read_bandwidth_reader,omitempty"`
+	ReadBestGBs          float64 `json:"read_bandwidth_best_gb_s,omitempty"`
+	ReadAloneGBs         float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
+	ReadPlainGBs         float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
+	PairedDecodeTokS     float64 `json:"paired_decode_tok_s,omitempty"`
+	DecodeBWFrac         float64 `json:"decode_bandwidth_fraction,omitempty"`
+	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
+	PairedDecodeBestTokS float64 `json:"paired_decode_best_tok_s,omitempty"`
+	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
 }
 
 // LLMResult is one language-model benchmark: a `weft mkllm` preset (random
@@ -199,23 +207,28 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("generation after a 2-token warm-up: a prompt of %s tokens (**prefill** tok/s and time to\n", llmPrefill(rows))
 	p("first token, the best of the runs) then %s tokens decoded one at a time (**decode** tok/s,\n", llmDecode(rows))
 	p("and the columns after it, from the run with the fastest decode). Decode is memory-bound:\n")
-	p("**weights GB/s** is the weight bytes a token reads times decode tok/s, and **of read** its\n")
-	p("share of a streaming read measured by the same `weft bench` process with the same threads\n")
-	p("(*read GB/s*: the fastest of a plain Go loop, vector loads and vector loads with\n")
-	p("software prefetch — weft's own kernels prefetch, so the probe does too — on its median\n")
-	p("pass, since decode's mean rate is a typical figure too; *plain read* is the plain loop's\n")
-	p("figure alone, the STREAM-like kind of measurement). The goal is Q4_0 decode at %.0f%% of\n", 100*DecodeGoal)
-	p("*read GB/s* or more. *Fastest step* is the quickest single decode step as a share of the\n")
-	p("same reader's fastest pass, best against best (other jobs on a shared machine disturb\n")
-	p("both least). Peak RSS is the whole process's, loading included (the highest of the runs).\n\n")
-	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | read GB/s | of read | fastest step | plain read GB/s | peak RSS |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("**weights GB/s** is the weight bytes a token reads times decode tok/s. The same process\n")
+	p("then measures a streaming read with the same threads (*read alone*: the fastest of a plain\n")
+	p("Go loop, vector loads and vector loads with software prefetch — weft's own kernels\n")
+	p("prefetch, so the probe does too — on its median pass; *plain read* is the plain loop's\n")
+	p("figure, the STREAM-like kind of measurement) and runs the generation again with one pass\n")
+	p("of that reader before the first decode step, after every eighth and after the last\n")
+	p("(outside the timed steps): **read GB/s** is those passes' mean rate, *paired decode* that\n")
+	p("generation's decode tok/s, and **of read** its weight traffic's share of **read GB/s** —\n")
+	p("both measured over the same second, since on a shared host the memory system's state moves\n")
+	p("by tens of percent between seconds. The goal is Q4_0 decode at %.0f%% of **read GB/s** or\n", 100*DecodeGoal)
+	p("more. *Fastest step* is that generation's quickest decode step as a share of the fastest\n")
+	p("pass, best against best (other jobs on a shared machine disturb both least). Peak RSS is\n")
+	p("the whole process's, loading included (the highest of the runs), read before the probe's\n")
+	p("buffer exists.\n\n")
+	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | fastest step | read alone GB/s | plain read GB/s | peak RSS |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
 		}
 		if l.Weft == nil {
-			p("| %s | %s | %d | failed | | | | | | | | |\n", l.Model, l.Type, l.Threads)
+			p("| %s | %s | %d | failed | | | | | | | | | | |\n", l.Model, l.Type, l.Threads)
 			continue
 		}
 		b := l.Weft
@@ -223,8 +236,9 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		if l.Type == "q4_0" && b.DecodeBWFrac > 0 {
 			of = "**" + of + "**"
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), num(b.ReadGBs), of, pct(b.DecodeBestBWFrac), num(b.ReadPlainGBs), mb(b.PeakRSS))
+		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
+			num(b.ReadPlainGBs), mb(b.PeakRSS))
 	}
 	p("\n")
 	var mem []LLMResult

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,26 +68,40 @@ type llmBenchResult struct {
 	KVBytes      int64 `json:"kv_cache_bytes"`
 	TouchedBytes int64 `json:"touched_weight_bytes,omitempty"`
 	RSSBudget    int64 `json:"rss_budget_bytes"`
-	// ReadGBs is the streaming read bandwidth measured in the same run
-	// with the same threads (membw's best reader, named by ReadReader), and DecodeBWFrac the share of
-	// it that decode's weight traffic reached.
-	ReadGBs    float64 `json:"read_bandwidth_gb_s,omitempty"`
-	ReadReader string  `json:"read_bandwidth_reader,omitempty"`
-	// ReadBestGBs is that reader's fastest pass; DecodeBestBWFrac (the
-	// fastest step's share) is of it, best against best, as DecodeBWFrac
-	// (the mean rate's share) is of the median pass ReadGBs.
-	ReadBestGBs float64 `json:"read_bandwidth_best_gb_s,omitempty"`
-	// ReadPlainGBs is the plain Go loop's figure alone (a STREAM-like
-	// read without vector loads or prefetch), for comparison with
-	// figures measured that way.
+	// The read bandwidth and decode's share of it are measured together:
+	// a second greedy generation of the same prompt and length runs one
+	// pass of the streaming read probe (ReadReader, membw's fastest reader
+	// on this machine, chosen by ReadAloneGBs's measurement) before its
+	// first decode step, after every ReadEvery steps and after its last,
+	// outside the timed steps. ReadGBs is those passes' mean rate and
+	// PairedDecodeTokS that generation's decode rate, so DecodeBWFrac (its
+	// weight traffic's share of ReadGBs) compares the two over the same
+	// second of the machine's life; on a shared host the memory system's
+	// state moves by tens of percent between seconds. Each pass streams
+	// 256 MB, which also leaves the step after it with cold caches.
+	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
+	ReadReader       string  `json:"read_bandwidth_reader,omitempty"`
+	ReadPasses       int     `json:"read_bandwidth_passes,omitempty"`
+	ReadEvery        int     `json:"read_bandwidth_every_steps,omitempty"`
+	PairedDecodeTokS float64 `json:"paired_decode_tok_s,omitempty"`
+	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
+	// ReadBestGBs is the fastest of those passes and PairedDecodeBestTokS
+	// the paired generation's fastest step; DecodeBestBWFrac is that
+	// step's weight traffic as a share of ReadBestGBs, best against best
+	// (on a busy machine both best cases are closer to the hardware than
+	// the typical ones). DecodeBestTokS is the first generation's fastest
+	// step.
+	ReadBestGBs          float64 `json:"read_bandwidth_best_gb_s,omitempty"`
+	PairedDecodeBestTokS float64 `json:"paired_decode_best_tok_s,omitempty"`
+	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
+	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
+	// ReadAloneGBs is the fastest reader's median pass measured on its
+	// own after the generations (membw.Measure: every reader, one after
+	// another), and ReadPlainGBs the plain Go loop's figure there (a
+	// STREAM-like read without vector loads or prefetch), for comparison
+	// with figures measured that way.
+	ReadAloneGBs float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
 	ReadPlainGBs float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
-	DecodeBWFrac float64 `json:"decode_bandwidth_fraction,omitempty"`
-	// DecodeBestTokS is the fastest single decode step as a rate, and
-	// DecodeBestBWFrac its weight traffic as a share of ReadBestGBs (on a
-	// busy machine both best cases are closer to the hardware than the
-	// typical ones).
-	DecodeBestTokS   float64 `json:"decode_best_tok_s,omitempty"`
-	DecodeBestBWFrac float64 `json:"decode_best_bandwidth_fraction,omitempty"`
 	// Speculative is the same generation with a draft (--draft).
 	Speculative *specBenchResult `json:"speculative,omitempty"`
 }
@@ -96,7 +111,8 @@ type llmBenchResult struct {
 // warm-up generation (2 tokens), then times a greedy generation: the
 // prefill (TTFT, prefill tok/s) and lf.decode single-token steps (decode
 // tok/s). The prompt is deterministic token ids. The read bandwidth is
-// measured after the generation, with the same threads.
+// then measured with the same threads, interleaved with the decode steps
+// of a second generation (pairedBandwidth).
 func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, error) {
 	if lf.prefill < 1 || lf.decode < 1 {
 		return nil, fmt.Errorf("bench: --prefill %d, --decode %d: want at least 1 each", lf.prefill, lf.decode)
@@ -164,29 +180,75 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 		r.TouchedBytes, touched = b, b
 	}
 	r.RSSBudget = touched + r.KVBytes + 64<<20
+	if met.DecodeFastest > 0 {
+		r.DecodeBestTokS = 1 / met.DecodeFastest.Seconds()
+	}
 	// After the peak RSS is read: the probe's buffer is not the model's.
 	threads := o.Threads
 	if threads <= 0 {
 		threads = goruntime.GOMAXPROCS(0)
 	}
-	if met.DecodeFastest > 0 {
-		r.DecodeBestTokS = 1 / met.DecodeFastest.Seconds()
+	if err := pairedBandwidth(ctx, r, lm, prompt, lf.decode, threads); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	probe := membw.Measure(threads)
-	for _, p := range probe {
+	return r, nil
+}
+
+// readSegments is how many stretches of decode steps pairedBandwidth
+// separates with probe passes.
+const readSegments = 8
+
+// pairedBandwidth picks the fastest streaming reader (membw.Measure), then
+// runs a greedy generation of prompt with decode steps that runs one
+// probe pass with it before the first step, after every r.ReadEvery steps
+// and after the last (the passes run in the token callback, outside the
+// timed steps), and fills in the read bandwidth and decode's share of it.
+func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
+	alone := membw.Measure(threads)
+	for _, p := range alone {
 		if p.Reader == "go" {
 			r.ReadPlainGBs = p.GBs
 		}
 	}
-	best := membw.Best(probe)
-	r.ReadGBs, r.ReadReader, r.ReadBestGBs = best.GBs, best.Reader, best.BestGBs
-	if r.ReadGBs > 0 {
-		r.DecodeBWFrac = r.DecodeGBs / r.ReadGBs
+	best := membw.Best(alone)
+	r.ReadAloneGBs, r.ReadReader = best.GBs, best.Reader
+	reader, ok := membw.ReaderNamed(best.Reader)
+	if !ok {
+		return fmt.Errorf("read probe: no reader %q", best.Reader)
 	}
-	if r.ReadBestGBs > 0 {
-		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.DecodeBestTokS / 1e9 / r.ReadBestGBs
+	probe := membw.NewProber(threads)
+	probe.Pass(reader) // warm-up
+	r.ReadEvery = max(1, decode/readSegments)
+	var probeTime, fastest time.Duration
+	emitted := 0
+	emit := func(int32) bool {
+		if emitted%r.ReadEvery == 0 || emitted == decode {
+			// The pool's workers spin for about 120 µs after a step before
+			// they park: let them, so the probe has every core.
+			time.Sleep(time.Millisecond)
+			d := probe.Pass(reader)
+			probeTime += d
+			if r.ReadPasses == 0 || d < fastest {
+				fastest = d
+			}
+			r.ReadPasses++
+		}
+		emitted++
+		return true
 	}
-	return r, nil
+	met, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: decode + 1}, emit)
+	if err != nil {
+		return fmt.Errorf("generation with read probes: %w", err)
+	}
+	r.ReadGBs = float64(probe.PassBytes()*r.ReadPasses) / probeTime.Seconds() / 1e9
+	r.ReadBestGBs = probe.GBs(fastest)
+	r.PairedDecodeTokS = met.DecodeTokensPerSec()
+	r.DecodeBWFrac = float64(r.WeightBytes) * r.PairedDecodeTokS / 1e9 / r.ReadGBs
+	if met.DecodeFastest > 0 {
+		r.PairedDecodeBestTokS = 1 / met.DecodeFastest.Seconds()
+		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.PairedDecodeBestTokS / 1e9 / r.ReadBestGBs
+	}
+	return nil
 }
 
 func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
@@ -216,14 +278,12 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 			float64(wb)/1e6, what, float64(r.KVBytes)/1e6, float64(r.RSSBudget)/1e6)
 	}
 	if r.ReadGBs > 0 {
-		fmt.Fprintf(w, "  read bandwidth (same run and threads, fastest reader %s, median pass) %.2f GB/s: decode moves weights at %.0f%% of it\n",
-			r.ReadReader, r.ReadGBs, 100*r.DecodeBWFrac)
-		fmt.Fprintf(w, "  (fastest step %.1f tok/s: %.0f%% of the reader's fastest pass, %.2f GB/s)\n",
-			r.DecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
-		if r.ReadPlainGBs > 0 {
-			fmt.Fprintf(w, "  (a plain Go read loop, STREAM-like, reached %.2f GB/s: decode at %.0f%% of that)\n",
-				r.ReadPlainGBs, 100*r.DecodeGBs/r.ReadPlainGBs)
-		}
+		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation %.2f tok/s, %.2f GB/s of weights: %.0f%% of it\n",
+			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9, 100*r.DecodeBWFrac)
+		fmt.Fprintf(w, "  (its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
+			r.PairedDecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
+		fmt.Fprintf(w, "  (read alone, same threads: %s median pass %.2f GB/s; a plain Go loop, STREAM-like, %.2f GB/s)\n",
+			r.ReadReader, r.ReadAloneGBs, r.ReadPlainGBs)
 	}
 	return nil
 }

@@ -203,9 +203,19 @@ func TestBenchLLM(t *testing.T) {
 		require.Greater(t, r[k].(float64), 0.0, k)
 	}
 	require.EqualValues(t, 4, r["decode_tokens"])
+	// The read probe's passes: before the first of the paired generation's
+	// 4 steps and after each (4 steps < 8 segments: one step apart).
+	require.EqualValues(t, 5, r["read_bandwidth_passes"])
+	require.EqualValues(t, 1, r["read_bandwidth_every_steps"])
+	read, paired := r["read_bandwidth_gb_s"].(float64), r["paired_decode_tok_s"].(float64)
+	require.Greater(t, read, 0.0)
+	require.Greater(t, paired, 0.0)
+	require.GreaterOrEqual(t, r["read_bandwidth_best_gb_s"].(float64), read)
+	require.InEpsilon(t, r["weight_bytes_per_token"].(float64)*paired/1e9/read, r["decode_bandwidth_fraction"].(float64), 1e-9)
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "decode  4 tokens")
+	require.Contains(t, out, "read bandwidth between decode steps (5 passes of ")
 	code, _, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--ctx", "5")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "--ctx 5")

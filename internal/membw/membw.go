@@ -103,6 +103,54 @@ var sink uint64
 // passes is the number of timed passes per reader, after one warm-up.
 const passes = 7
 
+// Prober streams through a Bytes buffer of its own, one pass at a time,
+// with a fixed number of goroutines, each summing its share: Measure's
+// passes, and the passes a benchmark interleaves with its own work so that
+// both are measured at the same moments (on a shared machine the memory
+// system's state changes within seconds).
+type Prober struct {
+	buf     []uint64
+	threads int
+	chunk   int // words per goroutine: a whole number of vector granules
+	sums    []uint64
+}
+
+// NewProber allocates and fills the buffer (touching every page, so that
+// no pass pays for page faults) for passes with the given number of
+// goroutines (at least one).
+func NewProber(threads int) *Prober {
+	threads = max(threads, 1)
+	buf := make([]uint64, Bytes/8)
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	return &Prober{buf: buf, threads: threads, chunk: len(buf) / threads / chunkWords * chunkWords, sums: make([]uint64, threads)}
+}
+
+// PassBytes is the number of bytes one pass reads.
+func (p *Prober) PassBytes() int { return p.chunk * p.threads * 8 }
+
+// Pass streams through the buffer once with r and returns the wall time,
+// from the start of the first goroutine's share to the end of the last.
+func (p *Prober) Pass(r Reader) time.Duration {
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < p.threads; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			p.sums[w] += r.Sum(p.buf[w*p.chunk : (w+1)*p.chunk])
+		}(w)
+	}
+	wg.Wait()
+	d := time.Since(t0)
+	sink += p.sums[0]
+	return d
+}
+
+// GBs converts a pass's time to GB/s.
+func (p *Prober) GBs(d time.Duration) float64 { return float64(p.PassBytes()) / d.Seconds() / 1e9 }
+
 // Measure returns each reader's streaming read bandwidth in GB/s with the
 // given number of goroutines, each summing its share of a Bytes buffer:
 // the median of the timed passes after a warm-up, and the best. The
@@ -112,44 +160,33 @@ const passes = 7
 // BestGBs: on a shared machine the best pass of a probe is a peak that
 // typical runs of anything seldom see.
 func Measure(threads int) []Result {
-	threads = max(threads, 1)
-	buf := make([]uint64, Bytes/8)
-	for i := range buf {
-		buf[i] = uint64(i)
-	}
-	chunk := len(buf) / threads / chunkWords * chunkWords
-	sums := make([]uint64, threads)
-	pass := func(r Reader) time.Duration {
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		for w := 0; w < threads; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				sums[w] += r.Sum(buf[w*chunk : (w+1)*chunk])
-			}(w)
-		}
-		wg.Wait()
-		return time.Since(t0)
-	}
+	p := NewProber(threads)
 	rs := Readers()
 	times := make([][]time.Duration, len(rs))
 	for _, r := range rs {
-		pass(r)
+		p.Pass(r)
 	}
-	for p := 0; p < passes; p++ {
+	for range passes {
 		for i, r := range rs {
-			times[i] = append(times[i], pass(r))
+			times[i] = append(times[i], p.Pass(r))
 		}
 	}
-	sink = sums[0]
-	bytes := float64(chunk * threads * 8)
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		slices.Sort(times[i])
-		out[i] = Result{Reader: r.Name, GBs: bytes / times[i][passes/2].Seconds() / 1e9, BestGBs: bytes / times[i][0].Seconds() / 1e9}
+		out[i] = Result{Reader: r.Name, GBs: p.GBs(times[i][passes/2]), BestGBs: p.GBs(times[i][0])}
 	}
 	return out
+}
+
+// ReaderNamed returns the reader of Readers with the given name.
+func ReaderNamed(name string) (Reader, bool) {
+	for _, r := range Readers() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Reader{}, false
 }
 
 // Best returns the result with the highest median (the zero Result for

@@ -85,3 +85,28 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestProber checks a pass's size and time and that ReaderNamed finds
+// every reader Readers lists (and no other).
+func TestProber(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates and streams 256 MB")
+	}
+	for _, threads := range []int{1, 3} {
+		p := NewProber(threads)
+		if b := p.PassBytes(); b <= 0 || b > Bytes || Bytes-b >= threads*chunkWords*8 {
+			t.Errorf("%d threads: a pass reads %d bytes of %d", threads, b, Bytes)
+		}
+		if d := p.Pass(Readers()[0]); d <= 0 || p.GBs(d) <= 0 {
+			t.Errorf("%d threads: pass took %v", threads, d)
+		}
+	}
+	for _, r := range Readers() {
+		if got, ok := ReaderNamed(r.Name); !ok || got.Name != r.Name {
+			t.Errorf("ReaderNamed(%q) = %q, %v", r.Name, got.Name, ok)
+		}
+	}
+	if _, ok := ReaderNamed("no such reader"); ok {
+		t.Error("ReaderNamed found a reader that does not exist")
+	}
+}
