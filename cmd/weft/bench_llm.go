@@ -74,15 +74,18 @@ type llmBenchResult struct {
 	// on this machine, chosen by ReadAloneGBs's measurement) before its
 	// first decode step, after every ReadEvery steps and after its last,
 	// outside the timed steps. ReadGBs is those passes' mean rate and
-	// PairedDecodeTokS that generation's decode rate, so DecodeBWFrac (its
-	// weight traffic's share of ReadGBs) compares the two over the same
-	// second of the machine's life; on a shared host the memory system's
-	// state moves by tens of percent between seconds. Each pass streams
-	// 256 MB, which also leaves the step after it with cold caches.
+	// PairedDecodeTokS that generation's decode rate over its PairedSteps
+	// steps that did not directly follow a pass (a pass streams 256 MB
+	// through the caches and lets the workers park, so the step after it
+	// measures the probe, not decode), so DecodeBWFrac (its weight
+	// traffic's share of ReadGBs) compares the two over the same second of
+	// the machine's life; on a shared host the memory system's state moves
+	// by tens of percent between seconds.
 	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
 	ReadReader       string  `json:"read_bandwidth_reader,omitempty"`
 	ReadPasses       int     `json:"read_bandwidth_passes,omitempty"`
 	ReadEvery        int     `json:"read_bandwidth_every_steps,omitempty"`
+	PairedSteps      int     `json:"paired_decode_steps,omitempty"`
 	PairedDecodeTokS float64 `json:"paired_decode_tok_s,omitempty"`
 	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
 	// ReadBestGBs is the fastest of those passes and PairedDecodeBestTokS
@@ -203,6 +206,11 @@ const readSegments = 8
 // probe pass with it before the first step, after every r.ReadEvery steps
 // and after the last (the passes run in the token callback, outside the
 // timed steps), and fills in the read bandwidth and decode's share of it.
+// The step right after a pass is not counted: the pass has just streamed
+// 256 MB through the caches (the weights and KV rows that the step would
+// find there after the previous step are gone) and left the pool's
+// workers parked, so that step measures the probe's disturbance, not
+// decode. The others run back to back, as decode does.
 func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
 	alone := membw.Measure(threads)
 	for _, p := range alone {
@@ -217,10 +225,11 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		return fmt.Errorf("read probe: no reader %q", best.Reader)
 	}
 	probe := membw.NewProber(threads)
-	probe.Pass(reader) // warm-up
-	r.ReadEvery = max(1, decode/readSegments)
-	var probeTime, fastest time.Duration
-	emitted := 0
+	probe.Pass(reader)                        // warm-up
+	r.ReadEvery = max(2, decode/readSegments) // at least every other step counts
+	var probeTime, fastest, stepTime, fastestStep time.Duration
+	emitted, steps := 0, 0
+	afterPass := false
 	emit := func(int32) bool {
 		if emitted%r.ReadEvery == 0 || emitted == decode {
 			// The pool's workers spin for about 120 µs after a step before
@@ -232,22 +241,35 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 				fastest = d
 			}
 			r.ReadPasses++
+			afterPass = true
 		}
 		emitted++
 		return true
 	}
-	met, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: decode + 1}, emit)
-	if err != nil {
+	onStep := func(d time.Duration) {
+		if afterPass {
+			afterPass = false
+			return
+		}
+		stepTime += d
+		if steps == 0 || d < fastestStep {
+			fastestStep = d
+		}
+		steps++
+	}
+	if _, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: decode + 1, OnStep: onStep}, emit); err != nil {
 		return fmt.Errorf("generation with read probes: %w", err)
 	}
 	r.ReadGBs = float64(probe.PassBytes()*r.ReadPasses) / probeTime.Seconds() / 1e9
 	r.ReadBestGBs = probe.GBs(fastest)
-	r.PairedDecodeTokS = met.DecodeTokensPerSec()
-	r.DecodeBWFrac = float64(r.WeightBytes) * r.PairedDecodeTokS / 1e9 / r.ReadGBs
-	if met.DecodeFastest > 0 {
-		r.PairedDecodeBestTokS = 1 / met.DecodeFastest.Seconds()
-		r.DecodeBestBWFrac = float64(r.WeightBytes) * r.PairedDecodeBestTokS / 1e9 / r.ReadBestGBs
+	r.PairedSteps = steps
+	if steps == 0 {
+		return nil // every step followed a pass (--decode 1)
 	}
+	r.PairedDecodeTokS = float64(steps) / stepTime.Seconds()
+	r.DecodeBWFrac = float64(r.WeightBytes) * r.PairedDecodeTokS / 1e9 / r.ReadGBs
+	r.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
+	r.DecodeBestBWFrac = float64(r.WeightBytes) * r.PairedDecodeBestTokS / 1e9 / r.ReadBestGBs
 	return nil
 }
 
@@ -277,9 +299,12 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		fmt.Fprintf(w, "  peak RSS %.1f MB (bound: %.1f MB of %s + %.1f MB of KV cache + 64 MiB = %.1f MB)\n", float64(r.PeakRSS)/1e6,
 			float64(wb)/1e6, what, float64(r.KVBytes)/1e6, float64(r.RSSBudget)/1e6)
 	}
-	if r.ReadGBs > 0 {
-		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation %.2f tok/s, %.2f GB/s of weights: %.0f%% of it\n",
-			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9, 100*r.DecodeBWFrac)
+	if r.ReadGBs > 0 && r.PairedSteps == 0 {
+		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s) %.2f GB/s; no decode step to compare with (each followed a pass: --decode 2 or more)\n",
+			r.ReadPasses, r.ReadReader, r.ReadGBs)
+	} else if r.ReadGBs > 0 {
+		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation (the %d steps not right after a pass) %.2f tok/s, %.2f GB/s of weights: %.0f%% of it\n",
+			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedSteps, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9, 100*r.DecodeBWFrac)
 		fmt.Fprintf(w, "  (its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
 			r.PairedDecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
 		fmt.Fprintf(w, "  (read alone, same threads: %s median pass %.2f GB/s; a plain Go loop, STREAM-like, %.2f GB/s)\n",

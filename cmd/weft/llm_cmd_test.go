@@ -195,18 +195,20 @@ func parseIDList(t *testing.T, s string) []int32 {
 // TestBenchLLM: bench on a GGUF reports the LLM metrics.
 func TestBenchLLM(t *testing.T) {
 	path := tinyGGUF(t, "q4_0")
-	code, out, errOut := cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--json")
+	code, out, errOut := cli(t, "bench", path, "--prefill", "8", "--decode", "16", "--json")
 	require.Equal(t, 0, code, errOut)
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	for _, k := range []string{"prefill_tok_s", "decode_tok_s", "ttft_ms"} {
 		require.Greater(t, r[k].(float64), 0.0, k)
 	}
-	require.EqualValues(t, 4, r["decode_tokens"])
+	require.EqualValues(t, 16, r["decode_tokens"])
 	// The read probe's passes: before the first of the paired generation's
-	// 4 steps and after each (4 steps < 8 segments: one step apart).
-	require.EqualValues(t, 5, r["read_bandwidth_passes"])
-	require.EqualValues(t, 1, r["read_bandwidth_every_steps"])
+	// 16 steps and after every second; the 8 steps right after a pass are
+	// not counted.
+	require.EqualValues(t, 9, r["read_bandwidth_passes"])
+	require.EqualValues(t, 2, r["read_bandwidth_every_steps"])
+	require.EqualValues(t, 8, r["paired_decode_steps"])
 	read, paired := r["read_bandwidth_gb_s"].(float64), r["paired_decode_tok_s"].(float64)
 	require.Greater(t, read, 0.0)
 	require.Greater(t, paired, 0.0)
@@ -215,7 +217,12 @@ func TestBenchLLM(t *testing.T) {
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "decode  4 tokens")
-	require.Contains(t, out, "read bandwidth between decode steps (5 passes of ")
+	// 4 steps < 2·8 segments: a pass after every second step.
+	require.Contains(t, out, "read bandwidth between decode steps (3 passes of ")
+	require.Contains(t, out, "(the 2 steps not right after a pass)")
+	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "no decode step to compare with")
 	code, _, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--ctx", "5")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "--ctx 5")

@@ -23,6 +23,11 @@ type Options struct {
 	// goes on. The tokens kept are this call's prompt and output only.
 	// Without Slide a full cache stops the generation (StopContextFull).
 	Slide bool
+	// OnStep, if set, is called after each successful single-token decode
+	// run with its duration (the time Metrics.Decode adds up), on the
+	// generating goroutine, before the next token is sampled: for
+	// benchmarks that want the steps one by one.
+	OnStep func(d time.Duration)
 }
 
 // StopReason says why a generation ended.
@@ -181,6 +186,9 @@ func (m *Model) generate(ctx context.Context, prompt []int32, opts Options, emit
 				return met, ctx.Err()
 			}
 			return met, err
+		}
+		if opts.OnStep != nil {
+			opts.OnStep(dt)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -262,9 +263,20 @@ func TestContinue(t *testing.T) {
 	}
 	p1, p2 := []int32{1, 40, 41, 42}, []int32{7, 8, 9, 10, 11}
 	var r1, r2, fresh []int32
-	met, err := m.Generate(ctx, p1, llm.Options{MaxTokens: 5}, collect(&r1))
+	// OnStep sees every decode run, and its durations are what Decode adds up.
+	var steps []time.Duration
+	onStep := func(d time.Duration) { steps = append(steps, d) }
+	met, err := m.Generate(ctx, p1, llm.Options{MaxTokens: 5, OnStep: onStep}, collect(&r1))
 	require.NoError(t, err)
 	require.Equal(t, llm.StopMaxTokens, met.Stop)
+	require.Len(t, steps, met.DecodeSteps)
+	require.Equal(t, 4, met.DecodeSteps)
+	var sum time.Duration
+	for _, d := range steps {
+		sum += d
+	}
+	require.Equal(t, met.Decode, sum)
+	require.Equal(t, met.DecodeFastest, slices.Min(steps))
 	require.Equal(t, len(p1)+4, m.Pos(), "the last emitted token is not fed")
 	// Continue: the last reply token, then the next turn.
 	next := append([]int32{r1[len(r1)-1]}, p2...)
