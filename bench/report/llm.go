@@ -56,7 +56,9 @@ type LLMBench struct {
 // long-context run that checks the peak RSS against its bound; the others
 // measure speed. When run.sh repeated the benchmark (Runs > 1), Weft is
 // the run with the fastest decode, its prefill tok/s and time to first
-// token the best of all runs and its peak RSS the highest.
+// token the best of all runs and its peak RSS the highest; BWFracs holds
+// every run's share of the read bandwidth (each paired with its own read
+// probe), whose median the report shows.
 type LLMResult struct {
 	Model       string    `json:"model"` // the mkllm preset
 	Type        string    `json:"type"`  // the matrices' weight type
@@ -64,6 +66,7 @@ type LLMResult struct {
 	MemoryCheck bool      `json:"memory_check,omitempty"`
 	Runs        int       `json:"runs,omitempty"` // successful `weft bench` runs
 	Weft        *LLMBench `json:"weft,omitempty"`
+	BWFracs     []float64 `json:"decode_bandwidth_fractions,omitempty"`
 	Err         string    `json:"error,omitempty"`
 }
 
@@ -144,6 +147,10 @@ func (r *Results) addLLM(dir string) error {
 // add merges one run into l (see LLMResult).
 func (l *LLMResult) add(b *LLMBench) {
 	l.Runs++
+	if b.DecodeBWFrac > 0 {
+		l.BWFracs = append(l.BWFracs, b.DecodeBWFrac)
+		slices.Sort(l.BWFracs)
+	}
 	w := l.Weft
 	if w == nil {
 		l.Weft = b
@@ -158,6 +165,22 @@ func (l *LLMResult) add(b *LLMBench) {
 		w.TTFTMs = b.TTFTMs
 	}
 	w.PeakRSS = max(w.PeakRSS, b.PeakRSS)
+}
+
+// bwFrac is the share of the read bandwidth the report shows: the median
+// of the runs' (the lower middle one of an even count), or the kept run's
+// where the runs did not record theirs; and the runs' range ("" for one
+// run).
+func (l *LLMResult) bwFrac() (float64, string) {
+	n := len(l.BWFracs)
+	if n == 0 {
+		return l.Weft.DecodeBWFrac, ""
+	}
+	med := l.BWFracs[(n-1)/2]
+	if n == 1 {
+		return med, ""
+	}
+	return med, fmt.Sprintf("%s–%s", pct(l.BWFracs[0]), pct(l.BWFracs[n-1]))
 }
 
 // typeRank orders weight types from the smallest to the largest.
@@ -182,8 +205,12 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 			continue
 		}
 		b := l.Weft
-		p("%-12s %-5s %3d %10s %9s %10s %10s %8s %8s %9s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), pct(b.DecodeBWFrac), pct(b.DecodeBestBWFrac), mb(b.PeakRSS))
+		frac, span := l.bwFrac()
+		if span != "" {
+			span = " (" + span + ")"
+		}
+		p("%-12s %-5s %3d %10s %9s %10s %10s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), span)
 	}
 	for _, l := range rows {
 		if !l.MemoryCheck {
@@ -218,7 +245,9 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("256 MB through the caches and lets the workers park: the step after it measures the\n")
 	p("probe, not decode), and **of read** its weight traffic's share of **read GB/s** —\n")
 	p("both measured over the same second, since on a shared host the memory system's state moves\n")
-	p("by tens of percent between seconds. The goal is Q4_0 decode at %.0f%% of **read GB/s** or\n", 100*DecodeGoal)
+	p("by tens of percent between seconds. **Of read** is the median of the runs' shares (each\n")
+	p("run paired with its own probe), their range in brackets; the other columns after decode\n")
+	p("tok/s are the fastest decode run's. The goal is Q4_0 decode at %.0f%% of **read GB/s** or\n", 100*DecodeGoal)
 	p("more. *Fastest step* is that generation's quickest decode step as a share of the fastest\n")
 	p("pass, best against best (other jobs on a shared machine disturb both least). Peak RSS is\n")
 	p("the whole process's, loading included (the highest of the runs), read before the probe's\n")
@@ -234,9 +263,13 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 			continue
 		}
 		b := l.Weft
-		of := pct(b.DecodeBWFrac)
-		if l.Type == "q4_0" && b.DecodeBWFrac > 0 {
+		frac, span := l.bwFrac()
+		of := pct(frac)
+		if l.Type == "q4_0" && frac > 0 {
 			of = "**" + of + "**"
+		}
+		if span != "" {
+			of += " (" + span + ")"
 		}
 		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
 			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
