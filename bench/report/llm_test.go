@@ -78,7 +78,7 @@ func TestLLMRender(t *testing.T) {
 		"## LLM: prefill and decode\n",
 		"(random weights, llama.cpp's layout), the best of 1–2 runs per row;",
 		"a prompt of 128 tokens (**prefill** tok/s and time to\nfirst token, the best of the runs) then 64 tokens decoded",
-		"The goal is Q4_0 decode at 85% of **read GB/s** or\nmore.",
+		"The goal is Q4_0 decode at 85% of the read bandwidth or\nmore.",
 		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | fastest step | read alone GB/s | plain read GB/s | peak RSS |",
 		// 60 MB × 400 tok/s = 24 GB/s; paired 390 tok/s, 78% of 30 GB/s; the
 		// fastest step 90%. Of read: the median of r1's 67.7% and r2's 78%

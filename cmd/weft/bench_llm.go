@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,10 +78,12 @@ type llmBenchResult struct {
 	// PairedDecodeTokS that generation's decode rate over its PairedSteps
 	// steps that did not directly follow a pass (a pass streams 256 MB
 	// through the caches and lets the workers park, so the step after it
-	// measures the probe, not decode), so DecodeBWFrac (its weight
-	// traffic's share of ReadGBs) compares the two over the same second of
-	// the machine's life; on a shared host the memory system's state moves
-	// by tens of percent between seconds.
+	// measures the probe, not decode). DecodeBWFrac is decode's weight
+	// traffic as a share of the read bandwidth, stretch by stretch of steps
+	// against the passes on either side (see StretchFracs), so that the
+	// two are compared over the same few milliseconds of the machine's
+	// life; on a shared host the memory system's state moves by tens of
+	// percent between seconds.
 	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
 	ReadReader       string  `json:"read_bandwidth_reader,omitempty"`
 	ReadPasses       int     `json:"read_bandwidth_passes,omitempty"`
@@ -88,6 +91,11 @@ type llmBenchResult struct {
 	PairedSteps      int     `json:"paired_decode_steps,omitempty"`
 	PairedDecodeTokS float64 `json:"paired_decode_tok_s,omitempty"`
 	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
+	// StretchFracs is each stretch's share (its steps' weight traffic
+	// against the mean rate of the passes before and after it), in
+	// generation order; DecodeBWFrac is their median (the lower middle
+	// one of an even count).
+	StretchFracs []float64 `json:"decode_bandwidth_fraction_stretches,omitempty"`
 	// ReadBestGBs is the fastest of those passes and PairedDecodeBestTokS
 	// the paired generation's fastest step; DecodeBestBWFrac is that
 	// step's weight traffic as a share of ReadBestGBs, best against best
@@ -211,6 +219,13 @@ const readSegments = 8
 // find there after the previous step are gone) and left the pool's
 // workers parked, so that step measures the probe's disturbance, not
 // decode. The others run back to back, as decode does.
+//
+// Each stretch of steps between two passes is compared with the mean rate
+// of those two passes, and decode's share is the median stretch's: a
+// shared host changes state within a generation (its read bandwidth moves
+// by a third when its vCPUs move), and a stretch whose passes and steps
+// straddle such a change is an outlier the median leaves out, in either
+// direction.
 func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
 	alone := membw.Measure(threads)
 	for _, p := range alone {
@@ -227,20 +242,24 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	probe := membw.NewProber(threads)
 	probe.Pass(reader)                        // warm-up
 	r.ReadEvery = max(2, decode/readSegments) // at least every other step counts
-	var probeTime, fastest, stepTime, fastestStep time.Duration
-	emitted, steps := 0, 0
+	// passes[i] is pass i's time; stretch i holds the counted steps
+	// between passes i and i+1.
+	type stretch struct {
+		steps int
+		t     time.Duration
+	}
+	var passes []time.Duration
+	var stretches []stretch
+	var fastestStep time.Duration
+	emitted := 0
 	afterPass := false
 	emit := func(int32) bool {
 		if emitted%r.ReadEvery == 0 || emitted == decode {
 			// The pool's workers spin for about 120 µs after a step before
 			// they park: let them, so the probe has every core.
 			time.Sleep(time.Millisecond)
-			d := probe.Pass(reader)
-			probeTime += d
-			if r.ReadPasses == 0 || d < fastest {
-				fastest = d
-			}
-			r.ReadPasses++
+			passes = append(passes, probe.Pass(reader))
+			stretches = append(stretches, stretch{})
 			afterPass = true
 		}
 		emitted++
@@ -251,25 +270,42 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 			afterPass = false
 			return
 		}
-		stepTime += d
-		if steps == 0 || d < fastestStep {
+		st := &stretches[len(stretches)-1]
+		st.steps++
+		st.t += d
+		if fastestStep == 0 || d < fastestStep {
 			fastestStep = d
 		}
-		steps++
 	}
 	if _, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: decode + 1, OnStep: onStep}, emit); err != nil {
 		return fmt.Errorf("generation with read probes: %w", err)
 	}
-	r.ReadGBs = float64(probe.PassBytes()*r.ReadPasses) / probeTime.Seconds() / 1e9
-	r.ReadBestGBs = probe.GBs(fastest)
-	r.PairedSteps = steps
-	if steps == 0 {
+	var probeTime, stepTime time.Duration
+	for _, d := range passes {
+		probeTime += d
+	}
+	r.ReadPasses = len(passes)
+	r.ReadGBs = float64(probe.PassBytes()*len(passes)) / probeTime.Seconds() / 1e9
+	r.ReadBestGBs = probe.GBs(slices.Min(passes))
+	r.PairedSteps = 0
+	weightGB := float64(r.WeightBytes) / 1e9
+	for i, st := range stretches {
+		if st.steps == 0 || i+1 >= len(passes) {
+			continue
+		}
+		r.PairedSteps += st.steps
+		stepTime += st.t
+		read := 2 * float64(probe.PassBytes()) / (passes[i] + passes[i+1]).Seconds() / 1e9
+		r.StretchFracs = append(r.StretchFracs, weightGB*float64(st.steps)/st.t.Seconds()/read)
+	}
+	if r.PairedSteps == 0 {
 		return nil // every step followed a pass (--decode 1)
 	}
-	r.PairedDecodeTokS = float64(steps) / stepTime.Seconds()
-	r.DecodeBWFrac = float64(r.WeightBytes) * r.PairedDecodeTokS / 1e9 / r.ReadGBs
+	r.PairedDecodeTokS = float64(r.PairedSteps) / stepTime.Seconds()
+	fr := slices.Sorted(slices.Values(r.StretchFracs))
+	r.DecodeBWFrac = fr[(len(fr)-1)/2]
 	r.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
-	r.DecodeBestBWFrac = float64(r.WeightBytes) * r.PairedDecodeBestTokS / 1e9 / r.ReadBestGBs
+	r.DecodeBestBWFrac = weightGB * r.PairedDecodeBestTokS / r.ReadBestGBs
 	return nil
 }
 
@@ -303,8 +339,14 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s) %.2f GB/s; no decode step to compare with (each followed a pass: --decode 2 or more)\n",
 			r.ReadPasses, r.ReadReader, r.ReadGBs)
 	} else if r.ReadGBs > 0 {
-		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation (the %d steps not right after a pass) %.2f tok/s, %.2f GB/s of weights: %.0f%% of it\n",
-			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedSteps, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9, 100*r.DecodeBWFrac)
+		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation (the %d steps not right after a pass) %.2f tok/s, %.2f GB/s of weights\n",
+			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedSteps, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9)
+		fr := make([]string, len(r.StretchFracs))
+		for i, f := range r.StretchFracs {
+			fr[i] = fmt.Sprintf("%.0f%%", 100*f)
+		}
+		fmt.Fprintf(w, "  decode moves weights at %.0f%% of the read bandwidth (median of the stretches between passes: %s)\n",
+			100*r.DecodeBWFrac, strings.Join(fr, " "))
 		fmt.Fprintf(w, "  (its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
 			r.PairedDecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
 		fmt.Fprintf(w, "  (read alone, same threads: %s median pass %.2f GB/s; a plain Go loop, STREAM-like, %.2f GB/s)\n",

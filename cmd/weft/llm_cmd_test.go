@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,13 +214,23 @@ func TestBenchLLM(t *testing.T) {
 	require.Greater(t, read, 0.0)
 	require.Greater(t, paired, 0.0)
 	require.GreaterOrEqual(t, r["read_bandwidth_best_gb_s"].(float64), read)
-	require.InEpsilon(t, r["weight_bytes_per_token"].(float64)*paired/1e9/read, r["decode_bandwidth_fraction"].(float64), 1e-9)
+	// The share is the median of the 8 stretches' (one step each: the
+	// lower middle of eight).
+	var fr []float64
+	for _, f := range r["decode_bandwidth_fraction_stretches"].([]any) {
+		require.Greater(t, f.(float64), 0.0)
+		fr = append(fr, f.(float64))
+	}
+	require.Len(t, fr, 8)
+	slices.Sort(fr)
+	require.Equal(t, fr[3], r["decode_bandwidth_fraction"].(float64))
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "decode  4 tokens")
 	// 4 steps < 2·8 segments: a pass after every second step.
 	require.Contains(t, out, "read bandwidth between decode steps (3 passes of ")
 	require.Contains(t, out, "(the 2 steps not right after a pass)")
+	require.Contains(t, out, "of the read bandwidth (median of the stretches between passes: ")
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "1")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "no decode step to compare with")
