@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/weftrt/weft/internal/hugemem"
 	"github.com/weftrt/weft/ir"
 )
 
@@ -89,10 +90,18 @@ func New(runners ...Runner) (*Model, error) {
 	if len(m.steps) == 0 || m.steps[0].seq != 1 {
 		return nil, errors.New("llm: no decode graph (sequence length 1)")
 	}
+	// Every layer's keys and values in one buffer on huge pages where the
+	// OS offers them (internal/hugemem: the cache is read in short runs
+	// per head and written a row per head, far apart), each tensor on a
+	// cache line.
 	shape := []int64{1, int64(m.KVHeads), int64(m.Capacity), int64(m.HeadDim)}
+	per := int(m.KVType.Bytes(ir.NumElements(shape)))
+	stride := (per + 63) &^ 63
+	slab := hugemem.Bytes(2 * m.Layers * stride)
 	for l := 0; l < m.Layers; l++ {
-		m.keys = append(m.keys, ir.NewTensor(m.KVType, shape))
-		m.vals = append(m.vals, ir.NewTensor(m.KVType, shape))
+		k, v := slab[2*l*stride:][:per:per], slab[(2*l+1)*stride:][:per:per]
+		m.keys = append(m.keys, &ir.Tensor{DType: m.KVType, Shape: slices.Clone(shape), Data: k})
+		m.vals = append(m.vals, &ir.Tensor{DType: m.KVType, Shape: slices.Clone(shape), Data: v})
 	}
 	for _, s := range m.steps {
 		for l := 0; l < m.Layers; l++ {

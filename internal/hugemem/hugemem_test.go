@@ -1,0 +1,89 @@
+package hugemem
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestBytes checks length, capacity, zeroing and alignment on both sides
+// of PageSize.
+func TestBytes(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 4096, PageSize - 1, PageSize, PageSize + 12345, 3 * PageSize} {
+		b := Bytes(n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("Bytes(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		if n == 0 {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(&b[0]))
+		if p%64 != 0 {
+			t.Errorf("Bytes(%d) starts at %#x, not 64-byte aligned", n, p)
+		}
+		if n >= PageSize && p%PageSize != 0 {
+			t.Errorf("Bytes(%d) starts at %#x, not on a %d boundary", n, p, PageSize)
+		}
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("Bytes(%d)[%d] = %d", n, i, v)
+			}
+		}
+	}
+}
+
+// TestAdvised checks, on Linux with transparent huge pages enabled, that
+// the kernel marks the mapping that holds a large buffer eligible for huge
+// pages (the advice took); smaps reports it as THPeligible.
+func TestAdvised(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("madvise(MADV_HUGEPAGE) is Linux's")
+	}
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(mode), "[never]") {
+		t.Skipf("transparent huge pages are off here (%q, %v)", strings.TrimSpace(string(mode)), err)
+	}
+	b := Bytes(3 * PageSize)
+	elig, err := thpEligible(uintptr(unsafe.Pointer(&b[0])))
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	if !elig {
+		t.Errorf("the mapping holding a %d-byte buffer is not THPeligible after MADV_HUGEPAGE", len(b))
+	}
+	runtime.KeepAlive(b)
+}
+
+// thpEligible reads /proc/self/smaps for the mapping that contains addr.
+func thpEligible(addr uintptr) (bool, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		// A mapping's header starts "lo-hi perms ..."; its fields follow
+		// as "Key: value" lines.
+		if f := strings.Fields(line); len(f) > 1 && !strings.HasSuffix(f[0], ":") {
+			var lo, hi uintptr
+			if n, _ := fmt.Sscanf(f[0], "%x-%x", &lo, &hi); n == 2 {
+				in = lo <= addr && addr < hi
+			}
+			continue
+		}
+		if in && strings.HasPrefix(line, "THPeligible:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "THPeligible:")) == "1", nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, err
+	}
+	return false, fmt.Errorf("no mapping holds %#x", addr)
+}
