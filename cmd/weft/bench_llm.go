@@ -107,8 +107,8 @@ type llmBenchResult struct {
 	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
 	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
 	// ReadAloneGBs is the fastest reader's median pass measured on its
-	// own after the generations (membw.Measure: every reader, one after
-	// another), and ReadPlainGBs the plain Go loop's figure there (a
+	// own between the two generations (membw.Measure: every reader, one
+	// after another), and ReadPlainGBs the plain Go loop's figure there (a
 	// STREAM-like read without vector loads or prefetch), for comparison
 	// with figures measured that way.
 	ReadAloneGBs float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
