@@ -153,11 +153,25 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	if sh.apart {
 		rowBytes = sh.rb
 	}
+	// At one row, tasks of one size in bytes across the group's weights,
+	// about a twelfth of a worker's share: the pool splits a batch into
+	// regions by task count, so q/k/v with smaller k and v (GQA) got
+	// regions of 480 and 100 KB on Qwen2-0.5B, and the worker with the
+	// small one spent its time stealing. Equal tasks took its q/k/v group
+	// from 403–448 to 354–382 µs a token at two threads (four alternating
+	// pairs); groups of equal weights keep their earlier split.
+	total := 0
+	for _, n := range sh.ns {
+		total += n * rowBytes
+	}
 	for w, n := range sh.ns {
 		if sh.siluMul && !sh.apart && w == 1 {
 			break
 		}
 		rows := max(1, min((n+4*workers-1)/(4*workers), taskBytes/rowBytes))
+		if M == 1 {
+			rows = max(1, min(taskBytes, max(8192, total/(12*workers)))/rowBytes)
+		}
 		if half {
 			// Whole groups of four rows, as kernels.HalfMatMul splits
 			// them: its four-row GEMV then sums every row as it would.
