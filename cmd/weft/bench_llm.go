@@ -285,9 +285,8 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		probeTime += d
 	}
 	r.ReadPasses = len(passes)
-	r.ReadGBs = float64(probe.PassBytes()*len(passes)) / probeTime.Seconds() / 1e9
+	r.ReadGBs = probe.GBs(probeTime / time.Duration(len(passes)))
 	r.ReadBestGBs = probe.GBs(slices.Min(passes))
-	r.PairedSteps = 0
 	weightGB := float64(r.WeightBytes) / 1e9
 	for i, st := range stretches {
 		if st.steps == 0 || i+1 >= len(passes) {
@@ -295,7 +294,7 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		}
 		r.PairedSteps += st.steps
 		stepTime += st.t
-		read := 2 * float64(probe.PassBytes()) / (passes[i] + passes[i+1]).Seconds() / 1e9
+		read := probe.GBs((passes[i] + passes[i+1]) / 2)
 		r.StretchFracs = append(r.StretchFracs, weightGB*float64(st.steps)/st.t.Seconds()/read)
 	}
 	if r.PairedSteps == 0 {

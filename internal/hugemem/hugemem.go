@@ -20,7 +20,11 @@
 // Elsewhere, or where the advice is refused, it is ordinary memory.
 package hugemem
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/weftrt/weft/ir"
+)
 
 // PageSize is the huge page size the allocation aligns to.
 const PageSize = 2 << 20
@@ -30,9 +34,7 @@ const PageSize = 2 << 20
 // and is advised for huge pages (see the package comment).
 func Bytes(n int) []byte {
 	if n < PageSize {
-		buf := make([]byte, n+64)
-		off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & 63)
-		return buf[off : off+n : off+n]
+		return ir.AlignedBytes(n)
 	}
 	buf := make([]byte, n+PageSize)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & (PageSize - 1))
