@@ -120,6 +120,38 @@ func testKVAttentionMatchesReference(t *testing.T) {
 	}
 }
 
+// TestKVAttentionGroupedHeads compares KVAttention with the reference
+// where query heads share KV heads, on pools of one, three and five
+// workers (the heads of a group split unevenly over them).
+func TestKVAttentionGroupedHeads(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
+			for _, tc := range []struct {
+				B, H, Hkv, S, P, D int64
+				first              int64
+			}{
+				{1, 14, 2, 1, 300, 64, 250}, // Qwen2-0.5B's groups of 7, several widened tiles
+				{1, 8, 2, 3, 200, 128, 150}, // wide heads, several queries
+				{2, 6, 3, 2, 120, 32, 90},   // two batches
+				{1, 7, 1, 1, 97, 64, 96},    // one KV head, a partial last tile
+			} {
+				for _, workers := range []int{1, 3, 5} {
+					q := randF32(r, tc.B, tc.H, tc.S, tc.D)
+					k := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+					v := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+					ps := make([]int64, tc.B*tc.S)
+					for i := range ps {
+						ps[i] = min(tc.P-1, tc.first+int64(i)%tc.S+int64(i)/tc.S)
+					}
+					in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{tc.B, tc.S}, ps)}
+					runIntoCase(t, intoCase{op: "KVAttention", in: in, tol: 2e-5, pool: workers})
+				}
+			}
+		}
+	})
+}
+
 // TestFastLLMOpsMatchReference compares the RMSNormalization and
 // RotaryEmbedding into kernels with the reference kernels.
 func TestFastLLMOpsMatchReference(t *testing.T) {

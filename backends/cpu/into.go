@@ -116,10 +116,16 @@ func buildInto(pool *kernels.Pool, n *ir.Node, slots []slotInfo, in, out []int) 
 // tests that compare it with the reference kernel), bound to scratch memory
 // filled with garbage; nil when the builders decline.
 func buildIntoForTest(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool) (func(in, out []*ir.Tensor) error, error) {
+	return buildIntoWorkers(n, in, out, constIn, 0)
+}
+
+// buildIntoWorkers is buildIntoForTest on a pool of the given number of
+// workers (0: the default pool).
+func buildIntoWorkers(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool, workers int) (func(in, out []*ir.Tensor) error, error) {
 	if len(intoBuilders[n.Op]) == 0 {
 		return nil, fmt.Errorf("no into kernel for %s", n.Op)
 	}
-	spec := &nodeSpec{n: n, pool: poolFor(0)}
+	spec := &nodeSpec{n: n, pool: poolFor(workers)}
 	for i, t := range in {
 		if t == nil {
 			spec.in = append(spec.in, arg{})

@@ -23,6 +23,7 @@ type intoCase struct {
 	consts []bool       // inputs the builder sees as constants
 	tol    float64      // relative tolerance (0: 1e-6)
 	nout   int          // outputs (0: 1)
+	pool   int          // the pool's workers (0: the default pool)
 }
 
 func randF32(r *rand.Rand, shape ...int64) *ir.Tensor {
@@ -88,7 +89,7 @@ func runIntoCase(t *testing.T, tc intoCase) {
 			out[i].Data[j] = 0xAB // garbage: the kernel must overwrite everything
 		}
 	}
-	k, err := buildIntoForTest(n, tc.in, out, tc.consts)
+	k, err := buildIntoWorkers(n, tc.in, out, tc.consts, tc.pool)
 	require.NoError(t, err)
 	require.NotNil(t, k, "the into kernel declined")
 	require.NoError(t, k(tc.in, out))
