@@ -188,6 +188,75 @@ q8gx4_done:
 	VZEROUPPER
 	RET
 
+// func dotQ8G512x4rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ8G512x4 for nr consecutive weight rows (rb bytes apart) against the
+// same four activation rows, as dotQ4G512x4rows: the four sums of weight
+// row i go to y[i], y[ldy+i], y[2·ldy+i] and y[3·ldy+i].
+TEXT ·dotQ8G512x4rows(SB), NOSPLIT, $0-64
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ lay+32(FP), R9
+	MOVQ ld+40(FP), R10
+	MOVQ y+48(FP), R15
+	MOVQ ldy+56(FP), BX
+	SHLQ $2, BX // bytes per output row
+	VMOVDQU64 ·q8gIdx+0(SB), Z24
+	VMOVDQU64 ·q8gIdx+64(SB), Z25
+	MOVL $0x80808080, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z28
+	MOVQ $0xF, AX
+	KMOVQ AX, K1
+	TESTQ R12, R12
+	JEQ q8gx4r_end
+q8gx4r_row:
+	MOVQ np+8(FP), CX
+	MOVQ R13, SI
+	MOVQ R9, DI
+	LEAQ (DI)(R10*2), R11
+	ADDQ R10, R11
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	CMPQ CX, $2
+	JLT q8gx4r_tail
+q8gx4r_loop:
+	PAIRQ8X4(Z16, Z17, Z18, Z19)
+	PAIRQ8X4(Z20, Z21, Z22, Z23)
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q8gx4r_loop
+q8gx4r_tail:
+	TESTQ CX, CX
+	JEQ q8gx4r_done
+	PAIRQ8X4(Z16, Z17, Z18, Z19)
+q8gx4r_done:
+	VADDPS Z20, Z16, Z16
+	VADDPS Z21, Z17, Z17
+	VADDPS Z22, Z18, Z18
+	VADDPS Z23, Z19, Z19
+	MOVQ R15, AX
+	HSQ8(Z16, Y16, 0)
+	ADDQ BX, AX
+	HSQ8(Z17, Y17, 0)
+	ADDQ BX, AX
+	HSQ8(Z18, Y18, 0)
+	ADDQ BX, AX
+	HSQ8(Z19, Y19, 0)
+	ADDQ $4, R15
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q8gx4r_row
+q8gx4r_end:
+	VZEROUPPER
+	RET
+
 // func dotQ8G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 //
 // dotQ8G512 for nr consecutive weight rows (rb bytes apart) against one

@@ -146,6 +146,10 @@ type qGroupDot func(ng int, w []byte, lay []byte) float32
 // value: an out pointer through a func value would escape to the heap).
 type qGroupDot4 func(ng int, w []byte, lay []byte, ld int) [4]float32
 
+// qGroupRows4 is qGroupDot4 for nr weight rows rb bytes apart at once:
+// the four sums of row i go to y[i], y[ldy+i], y[2·ldy+i], y[3·ldy+i].
+type qGroupRows4 func(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int)
+
 // qGroupRows is qGroupDot for nr weight rows, rb bytes apart, against one
 // activation row: y[i] = w row i · the activations.
 type qGroupRows func(nr, ng int, w []byte, rb int, lay []byte, y []float32)

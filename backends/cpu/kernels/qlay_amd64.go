@@ -68,6 +68,40 @@ func qGroup4Func(dt ir.DType, isa ISA) qGroupDot4 {
 	return nil
 }
 
+// qGroup4RowsFunc returns the many-weight-rows four-activation-row
+// grouped kernel for dt at isa (prefill), or nil.
+func qGroup4RowsFunc(dt ir.DType, isa ISA) qGroupRows4 {
+	if isa < AVX512 || !hasVNNI || !hasVBMI {
+		return nil
+	}
+	switch dt {
+	case ir.Q4_0:
+		return q4G512x4rows
+	case ir.Q8_0:
+		return q8G512x4rows
+	}
+	return nil
+}
+
+//go:noescape
+func dotQ8G512x4rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+// q8G512x4rows is q8G512x4 for nr weight rows rb bytes apart (np pairs of
+// blocks a row), stored as q4G512x4rows stores.
+func q8G512x4rows(nr, np int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
+	if nr == 0 {
+		return
+	}
+	if np == 0 {
+		for r := 0; r < 4; r++ {
+			clear(y[r*ldy : r*ldy+nr])
+		}
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+np*2*34-1], lay[3*ld+np*qLayQ8.bytes()-1], y[3*ldy+nr-1]
+	dotQ8G512x4rows(nr, np, &w[0], rb, &lay[0], ld, &y[0], ldy)
+}
+
 func q8G512x4(np int, w []byte, lay []byte, ld int) (out [4]float32) {
 	if np == 0 {
 		return out
@@ -83,6 +117,25 @@ func q8G512(np int, w []byte, lay []byte) float32 {
 	}
 	_, _ = w[np*2*34-1], lay[np*qLayQ8.bytes()-1]
 	return dotQ8G512(np, &w[0], &lay[0])
+}
+
+//go:noescape
+func dotQ4G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+// q4G512x4rows is q4G512x4 for nr weight rows rb bytes apart, the four
+// sums of row i stored at y[i], y[ldy+i], y[2·ldy+i] and y[3·ldy+i].
+func q4G512x4rows(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
+	if nr == 0 {
+		return
+	}
+	if ng == 0 {
+		for r := 0; r < 4; r++ {
+			clear(y[r*ldy : r*ldy+nr])
+		}
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[3*ld+ng*qLayInterleaved.bytes()-1], y[3*ldy+nr-1]
+	dotQ4G512x4rows(nr, ng, &w[0], rb, &lay[0], ld, &y[0], ldy)
 }
 
 func q4G512x4(ng int, w []byte, lay []byte, ld int) (out [4]float32) {

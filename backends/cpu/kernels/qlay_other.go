@@ -15,3 +15,7 @@ func qGroup4Func(ir.DType, ISA) qGroupDot4 { return nil }
 // qGroupRowsFunc returns the many-weight-rows grouped kernel for dt at isa,
 // or nil.
 func qGroupRowsFunc(ir.DType, ISA) qGroupRows { return nil }
+
+// qGroup4RowsFunc returns the many-weight-rows four-activation-row
+// grouped kernel: none without assembly.
+func qGroup4RowsFunc(ir.DType, ISA) qGroupRows4 { return nil }

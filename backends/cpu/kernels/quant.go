@@ -159,6 +159,7 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)
+			j.rows4 = qGroup4RowsFunc(dt, isa)
 		}
 		j.rowsK, _ = rowsKFunc(dt, isa, x)
 	}
@@ -225,6 +226,7 @@ type qJob struct {
 	// number of groups).
 	grp   qGroupDot
 	grp4  qGroupDot4
+	rows4 qGroupRows4 // grp4 over a task's weight rows at once, or nil
 	rowsK qGroupRows
 	lay   []byte // x's group layout when grp is set
 	rec   int    // bytes per record of lay
@@ -298,6 +300,10 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 	m := 0
 	for ; m+4 <= x.M; m += 4 {
 		lay := j.lay[m*ld : (m+4)*ld]
+		if j.rows4 != nil && b0 == nb {
+			j.rows4(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, lay, ld, j.y[m*j.ldy+n0:], j.ldy)
+			continue
+		}
 		for n := n0; n < n1; n++ {
 			wr := j.w[n*j.rb : (n+1)*j.rb]
 			out := j.grp4(ng, wr, lay, ld)
