@@ -329,6 +329,125 @@ q4gx4r_end:
 	VZEROUPPER
 	RET
 
+// GROUPX8 is GROUPX4 for eight activation rows (records at DI, DI+ld,
+// DI+2·ld, R11 = DI+3·ld, R11+ld, R11+2·ld, R14 = DI+6·ld, R14+ld) into
+// accumulators a0..a7: the group's codes and scales are unpacked once for
+// the eight.
+#define GROUPX8(a0, a1, a2, a3, a4, a5, a6, a7) \
+	VMOVDQU64 (SI), Z1 \
+	VMOVDQU8.Z 64(SI), K1, Z2 \
+	VMOVDQA64 Z1, Z3 \
+	VPERMT2B Z2, Z24, Z3 \
+	VPERMT2B Z2, Z25, Z1 \
+	VPSRLW $4, Z1, Z4 \
+	VPANDD Z29, Z1, Z1 \
+	VPANDD Z29, Z4, Z4 \
+	VCVTPH2PS Y3, Z3 \
+	ROWX4((DI), Z5, Z6, a0) \
+	ROWX4((DI)(R10*1), Z7, Z26, a1) \
+	ROWX4((DI)(R10*2), Z27, Z28, a2) \
+	ROWX4((R11), Z30, Z31, a3) \
+	ROWX4((R11)(R10*1), Z5, Z6, a4) \
+	ROWX4((R11)(R10*2), Z7, Z26, a5) \
+	ROWX4((R14), Z27, Z28, a6) \
+	ROWX4((R14)(R10*1), Z30, Z31, a7) \
+	ADDQ $72, SI \
+	ADDQ $192, DI \
+	ADDQ $192, R11 \
+	ADDQ $192, R14
+
+// func dotQ4G512x8rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ4G512x4rows for eight activation rows: each group is loaded and
+// unpacked once for the eight, the sums of weight row i go to y[r·ldy+i]
+// (r < 8). Even groups accumulate in Z16..Z23, odd ones in Z8..Z15, so
+// every sum is dotQ4G512's.
+TEXT ·dotQ4G512x8rows(SB), NOSPLIT, $0-64
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ lay+32(FP), R9
+	MOVQ ld+40(FP), R10
+	MOVQ y+48(FP), R15
+	MOVQ ldy+56(FP), BX
+	SHLQ $2, BX // bytes per output row
+	VMOVDQU64 ·q4gIdx+0(SB), Z24
+	VMOVDQU64 ·q4gIdx+64(SB), Z25
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z29
+	MOVQ $0xFF, AX
+	KMOVQ AX, K1
+	TESTQ R12, R12
+	JEQ q4gx8r_end
+q4gx8r_row:
+	MOVQ ng+8(FP), CX
+	MOVQ R13, SI
+	MOVQ R9, DI
+	LEAQ (DI)(R10*2), R11
+	ADDQ R10, R11
+	LEAQ (R11)(R10*2), R14
+	ADDQ R10, R14
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	CMPQ CX, $2
+	JLT q4gx8r_tail
+q4gx8r_loop:
+	GROUPX8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	GROUPX8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q4gx8r_loop
+q4gx8r_tail:
+	TESTQ CX, CX
+	JEQ q4gx8r_done
+	GROUPX8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+q4gx8r_done:
+	VADDPS Z8, Z16, Z16
+	VADDPS Z9, Z17, Z17
+	VADDPS Z10, Z18, Z18
+	VADDPS Z11, Z19, Z19
+	VADDPS Z12, Z20, Z20
+	VADDPS Z13, Z21, Z21
+	VADDPS Z14, Z22, Z22
+	VADDPS Z15, Z23, Z23
+	MOVQ R15, AX
+	HSX4(Z16, Y16, 0)
+	ADDQ BX, AX
+	HSX4(Z17, Y17, 0)
+	ADDQ BX, AX
+	HSX4(Z18, Y18, 0)
+	ADDQ BX, AX
+	HSX4(Z19, Y19, 0)
+	ADDQ BX, AX
+	HSX4(Z20, Y20, 0)
+	ADDQ BX, AX
+	HSX4(Z21, Y21, 0)
+	ADDQ BX, AX
+	HSX4(Z22, Y22, 0)
+	ADDQ BX, AX
+	HSX4(Z23, Y23, 0)
+	ADDQ $4, R15
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q4gx8r_row
+q4gx8r_end:
+	VZEROUPPER
+	RET
+
 // func dotQ4G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 //
 // dotQ4G512 for nr consecutive weight rows (rb bytes apart) against one

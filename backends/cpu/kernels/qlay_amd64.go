@@ -68,6 +68,58 @@ func qGroup4Func(dt ir.DType, isa ISA) qGroupDot4 {
 	return nil
 }
 
+//go:noescape
+func dotQ4G512x8rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+// q4G512x8rows is q4G512x4rows for eight activation rows (sums of weight
+// row i at y[r·ldy+i], r < 8).
+func q4G512x8rows(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
+	if nr == 0 {
+		return
+	}
+	if ng == 0 {
+		for r := 0; r < 8; r++ {
+			clear(y[r*ldy : r*ldy+nr])
+		}
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[7*ld+ng*qLayInterleaved.bytes()-1], y[7*ldy+nr-1]
+	dotQ4G512x8rows(nr, ng, &w[0], rb, &lay[0], ld, &y[0], ldy)
+}
+
+// qGroup8RowsFunc returns the many-weight-rows eight-activation-row
+// grouped kernel for dt at isa (prefill), or nil.
+func qGroup8RowsFunc(dt ir.DType, isa ISA) qGroupRows4 {
+	if isa < AVX512 || !hasVNNI || !hasVBMI {
+		return nil
+	}
+	switch dt {
+	case ir.Q4_0:
+		return q4G512x8rows
+	case ir.Q8_0:
+		return q8G512x8rows
+	}
+	return nil
+}
+
+//go:noescape
+func dotQ8G512x8rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+// q8G512x8rows is q8G512x4rows for eight activation rows.
+func q8G512x8rows(nr, np int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
+	if nr == 0 {
+		return
+	}
+	if np == 0 {
+		for r := 0; r < 8; r++ {
+			clear(y[r*ldy : r*ldy+nr])
+		}
+		return
+	}
+	_, _, _ = w[(nr-1)*rb+np*2*34-1], lay[7*ld+np*qLayQ8.bytes()-1], y[7*ldy+nr-1]
+	dotQ8G512x8rows(nr, np, &w[0], rb, &lay[0], ld, &y[0], ldy)
+}
+
 // qGroup4RowsFunc returns the many-weight-rows four-activation-row
 // grouped kernel for dt at isa (prefill), or nil.
 func qGroup4RowsFunc(dt ir.DType, isa ISA) qGroupRows4 {

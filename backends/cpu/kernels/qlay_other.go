@@ -19,3 +19,6 @@ func qGroupRowsFunc(ir.DType, ISA) qGroupRows { return nil }
 // qGroup4RowsFunc returns the many-weight-rows four-activation-row
 // grouped kernel: none without assembly.
 func qGroup4RowsFunc(ir.DType, ISA) qGroupRows4 { return nil }
+
+// qGroup8RowsFunc returns the eight-activation-row one: none either.
+func qGroup8RowsFunc(ir.DType, ISA) qGroupRows4 { return nil }

@@ -160,6 +160,9 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)
 			j.rows4 = qGroup4RowsFunc(dt, isa)
+			if x.M >= 8 {
+				j.rows8 = qGroup8RowsFunc(dt, isa)
+			}
 		}
 		j.rowsK, _ = rowsKFunc(dt, isa, x)
 	}
@@ -227,6 +230,7 @@ type qJob struct {
 	grp   qGroupDot
 	grp4  qGroupDot4
 	rows4 qGroupRows4 // grp4 over a task's weight rows at once, or nil
+	rows8 qGroupRows4 // the same for eight activation rows, or nil
 	rowsK qGroupRows
 	lay   []byte // x's group layout when grp is set
 	rec   int    // bytes per record of lay
@@ -298,6 +302,11 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 	ld, b0 := ng*j.rec, ng*j.gb
 	bb := j.rb / nb
 	m := 0
+	if j.rows8 != nil && b0 == nb {
+		for ; m+8 <= x.M; m += 8 {
+			j.rows8(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+8)*ld], ld, j.y[m*j.ldy+n0:], j.ldy)
+		}
+	}
 	for ; m+4 <= x.M; m += 4 {
 		lay := j.lay[m*ld : (m+4)*ld]
 		if j.rows4 != nil && b0 == nb {
