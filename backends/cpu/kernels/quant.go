@@ -165,6 +165,11 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 			}
 		}
 		j.rowsK, _ = rowsKFunc(dt, isa, x)
+		if x.M > 1 {
+			// Activation rows outside the tiles of four and eight (and
+			// M = 2, 3: speculative decoding's verification passes).
+			j.rowsM, _ = wholeGroupRows(dt, isa, x.K)
+		}
 	}
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
@@ -193,11 +198,22 @@ func groupedFunc(dt ir.DType, isa ISA) (qGroupDot, qLayout) {
 // for activations x, and its layout: one activation row, the grouped
 // family, K a whole number of groups; else nil.
 func rowsKFunc(dt ir.DType, isa ISA, x *QuantizedActs) (qGroupRows, qLayout) {
-	g, l := groupedFunc(dt, isa)
-	if g == nil || x.M != 1 {
+	if x.M != 1 {
+		_, l := groupedFunc(dt, isa)
 		return nil, l
 	}
-	if nb := x.K / qBlock; nb < l.blocks() || nb%l.blocks() != 0 {
+	return wholeGroupRows(dt, isa, x.K)
+}
+
+// wholeGroupRows returns the grouped family's many-weight-rows kernel for
+// one activation row of K elements, and its layout, where K is a whole
+// number of groups; else nil.
+func wholeGroupRows(dt ir.DType, isa ISA, K int) (qGroupRows, qLayout) {
+	g, l := groupedFunc(dt, isa)
+	if g == nil {
+		return nil, l
+	}
+	if nb := K / qBlock; nb < l.blocks() || nb%l.blocks() != 0 {
 		return nil, l
 	}
 	return qGroupRowsFunc(dt, isa), l
@@ -231,6 +247,7 @@ type qJob struct {
 	grp4  qGroupDot4
 	rows4 qGroupRows4 // grp4 over a task's weight rows at once, or nil
 	rows8 qGroupRows4 // the same for eight activation rows, or nil
+	rowsM qGroupRows  // rowsK for each of M > 1 activation rows, or nil
 	rowsK qGroupRows
 	lay   []byte // x's group layout when grp is set
 	rec   int    // bytes per record of lay
@@ -263,6 +280,10 @@ func (j *qJob) Task(worker, t int) {
 	}
 	if j.rowsK != nil {
 		j.rowsK(n1-n0, j.x.K/qBlock/j.gb, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay, j.y[n0:n1])
+		return
+	}
+	if j.rowsM != nil {
+		j.rowsEach(0, n0, n1)
 		return
 	}
 	x := j.x
@@ -325,10 +346,24 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 			}
 		}
 	}
+	if j.rowsM != nil {
+		j.rowsEach(m, n0, n1)
+		return
+	}
 	for ; m < x.M; m++ {
 		for n := n0; n < n1; n++ {
 			j.y[m*j.ldy+n] = j.rowDot(m, nb, j.w[n*j.rb:(n+1)*j.rb])
 		}
+	}
+}
+
+// rowsEach runs rowsM over weight rows [n0, n1) for activation rows m0 and
+// up, one at a time.
+func (j *qJob) rowsEach(m0, n0, n1 int) {
+	ng := j.x.K / qBlock / j.gb
+	ld := ng * j.rec
+	for m := m0; m < j.x.M; m++ {
+		j.rowsM(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+1)*ld], j.y[m*j.ldy+n0:m*j.ldy+n1])
 	}
 }
 
