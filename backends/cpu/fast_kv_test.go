@@ -131,7 +131,7 @@ func TestKVAttentionGroupedHeads(t *testing.T) {
 				B, H, Hkv, S, P, D int64
 				first              int64
 			}{
-				{1, 14, 2, 1, 300, 64, 250}, // Qwen2-0.5B's groups of 7, several widened tiles
+				{1, 14, 2, 1, 300, 64, 250}, // Qwen2-0.5B's groups of 7, past one tile
 				{1, 8, 2, 3, 200, 128, 150}, // wide heads, several queries
 				{2, 6, 3, 2, 120, 32, 90},   // two batches
 				{1, 7, 1, 1, 97, 64, 96},    // one KV head, a partial last tile
@@ -164,7 +164,9 @@ func TestFastLLMOpsMatchReference(t *testing.T) {
 	for _, tc := range []struct {
 		B, H, S, D, R, P int64
 		inter            int64
-	}{{1, 4, 1, 16, 0, 10, 1}, {1, 2, 3, 16, 8, 10, 0}, {2, 3, 2, 8, 8, 6, 1}, {1, 2, 2, 12, 0, 5, 0}} {
+	}{{1, 4, 1, 16, 0, 10, 1}, {1, 2, 3, 16, 8, 10, 0}, {2, 3, 2, 8, 8, 6, 1}, {1, 2, 2, 12, 0, 5, 0},
+		// A prompt's worth: the tokens run in parallel (on three workers).
+		{1, 12, 128, 64, 0, 200, 0}, {2, 6, 70, 64, 48, 100, 1}} {
 		R := tc.R
 		if R == 0 {
 			R = tc.D
@@ -175,7 +177,7 @@ func TestFastLLMOpsMatchReference(t *testing.T) {
 		}
 		cases = append(cases, intoCase{name: fmt.Sprintf("rope%+v", tc), op: "RotaryEmbedding",
 			in:    []*ir.Tensor{randF32(r, tc.B, tc.H, tc.S, tc.D), randF32(r, tc.P, R/2), randF32(r, tc.P, R/2), ir.FromInt64([]int64{tc.B, tc.S}, ps)},
-			attrs: []ir.AttrOption{ir.Int("interleaved", tc.inter), ir.Int("rotary_embedding_dim", tc.R)}})
+			attrs: []ir.AttrOption{ir.Int("interleaved", tc.inter), ir.Int("rotary_embedding_dim", tc.R)}, pool: 3})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runIntoCase(t, tc) })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/weftrt/weft/backends/cpu/kernels"
@@ -109,50 +110,83 @@ func buildFastRope(s *nodeSpec) intoKernel {
 		return nil
 	}
 	maxPos := int(cs.shape[0])
+	pool := s.pool
 	return func(in, out []*ir.Tensor, _ []byte) error {
-		xs, cos, sin, ys := in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out[0].Float32s()
 		var ps []int64
 		if pt := in[3]; len(pt.Data) >= 8 && aligned(pt) {
 			ps = unsafe.Slice((*int64)(unsafe.Pointer(&pt.Data[0])), len(pt.Data)/8)
 		} else {
 			ps = pt.Int64s()
 		}
-		for b := 0; b < B; b++ {
-			for si := 0; si < S; si++ {
-				p := int(ps[b*S+si])
-				if p < 0 || p >= maxPos {
-					return fmt.Errorf("position_ids[%d, %d] = %d is outside the caches' %d positions", b, si, p, maxPos)
-				}
-				c, sv := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
-				for h := 0; h < H; h++ {
-					base := ((b*H+h)*S + si) * D
-					xr, yr := xs[base:base+D], ys[base:base+D]
-					if inter == 1 {
-						for i := 0; i < half; i++ {
-							x1, x2 := float64(xr[2*i]), float64(xr[2*i+1])
-							cc, ss := float64(c[i]), float64(sv[i])
-							yr[2*i] = float32(x1*cc - x2*ss)
-							yr[2*i+1] = float32(x2*cc + x1*ss)
-						}
-					} else {
-						// The halves as slices of one length: no bounds
-						// checks in the loop (the decode step's RoPE runs
-						// 24 times a step).
-						x1s, x2s := xr[:half], xr[half:R]
-						y1s, y2s := yr[:half], yr[half:R]
-						cs, ss := c[:half], sv[:half]
-						x2s, y1s, y2s, cs, ss = x2s[:len(x1s)], y1s[:len(x1s)], y2s[:len(x1s)], cs[:len(x1s)], ss[:len(x1s)]
-						for i, x1f := range x1s {
-							x1, x2 := float64(x1f), float64(x2s[i])
-							cc, sn := float64(cs[i]), float64(ss[i])
-							y1s[i] = float32(x1*cc - x2*sn)
-							y2s[i] = float32(x2*cc + x1*sn)
-						}
-					}
-					copy(yr[R:], xr[R:])
-				}
+		for i, p := range ps[:B*S] {
+			if p < 0 || p >= int64(maxPos) {
+				return fmt.Errorf("position_ids[%d, %d] = %d is outside the caches' %d positions", i/S, i%S, p, maxPos)
 			}
 		}
+		j := ropeJobs.Get().(*ropeJob)
+		*j = ropeJob{xs: in[0].Float32s(), cos: in[1].Float32s(), sin: in[2].Float32s(), ys: out[0].Float32s(), ps: ps,
+			H: H, S: S, D: D, R: R, inter: inter == 1}
+		// A prompt's rotations in parallel, a token at a time per task;
+		// a decode step's (a few hundred) where they are.
+		if rows := B * S; rows > 1 && rows*H*half >= minRopeParallel {
+			pool.RunRegions(rows, j)
+		} else {
+			for t := 0; t < B*S; t++ {
+				j.Task(0, t)
+			}
+		}
+		*j = ropeJob{}
+		ropeJobs.Put(j)
 		return nil
+	}
+}
+
+// minRopeParallel is the rotations below which RotaryEmbedding stays on
+// the calling goroutine.
+const minRopeParallel = 1 << 14
+
+// ropeJob is one RotaryEmbedding run; task t rotates every head of token
+// t%S of batch t/S (positions checked by the caller).
+type ropeJob struct {
+	xs, cos, sin, ys []float32
+	ps               []int64
+	H, S, D, R       int
+	inter            bool
+}
+
+var ropeJobs = sync.Pool{New: func() any { return new(ropeJob) }}
+
+// Task rotates token t's heads, in float64 as the reference does.
+func (j *ropeJob) Task(_, t int) {
+	b, si := t/j.S, t%j.S
+	H, S, D, R := j.H, j.S, j.D, j.R
+	half := R / 2
+	p := int(j.ps[t])
+	c, sv := j.cos[p*half:(p+1)*half], j.sin[p*half:(p+1)*half]
+	for h := 0; h < H; h++ {
+		base := ((b*H+h)*S + si) * D
+		xr, yr := j.xs[base:base+D], j.ys[base:base+D]
+		if j.inter {
+			for i := 0; i < half; i++ {
+				x1, x2 := float64(xr[2*i]), float64(xr[2*i+1])
+				cc, ss := float64(c[i]), float64(sv[i])
+				yr[2*i] = float32(x1*cc - x2*ss)
+				yr[2*i+1] = float32(x2*cc + x1*ss)
+			}
+		} else {
+			// The halves as slices of one length: no bounds checks in
+			// the loop (the decode step's RoPE runs 24 times a step).
+			x1s, x2s := xr[:half], xr[half:R]
+			y1s, y2s := yr[:half], yr[half:R]
+			cs, ss := c[:half], sv[:half]
+			x2s, y1s, y2s, cs, ss = x2s[:len(x1s)], y1s[:len(x1s)], y2s[:len(x1s)], cs[:len(x1s)], ss[:len(x1s)]
+			for i, x1f := range x1s {
+				x1, x2 := float64(x1f), float64(x2s[i])
+				cc, sn := float64(cs[i]), float64(ss[i])
+				y1s[i] = float32(x1*cc - x2*sn)
+				y2s[i] = float32(x2*cc + x1*sn)
+			}
+		}
+		copy(yr[R:], xr[R:])
 	}
 }
