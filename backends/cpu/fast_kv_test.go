@@ -87,10 +87,7 @@ func TestKVAttentionMatchesReference(t *testing.T) {
 func testKVAttentionMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
-		for _, tc := range []struct {
-			B, H, Hkv, S, P, D int64
-			first              int64
-		}{
+		for _, tc := range []kvAttentionShape{
 			{1, 4, 2, 1, 8, 32, 5},
 			{1, 12, 12, 1, 256, 64, 200},
 			{1, 8, 2, 1, 100, 32, 99},
@@ -107,17 +104,32 @@ func testKVAttentionMatchesReference(t *testing.T) {
 			if dt == ir.Q8_0 && tc.D%32 != 0 {
 				continue
 			}
-			q := randF32(r, tc.B, tc.H, tc.S, tc.D)
-			k := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
-			v := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
-			ps := make([]int64, tc.B*tc.S)
-			for i := range ps {
-				ps[i] = min(tc.P-1, tc.first+int64(i)%tc.S+int64(i)/tc.S)
-			}
-			in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{tc.B, tc.S}, ps)}
-			runIntoCase(t, intoCase{op: "KVAttention", in: in, tol: 2e-5})
+			kvAttentionCase(t, r, dt, tc, 0)
 		}
 	}
+}
+
+// kvAttentionShape is a KVAttention case: batch, query and KV heads,
+// queries, cache positions, head size, and the first query's position
+// (the next ones follow it, clamped to the cache).
+type kvAttentionShape struct {
+	B, H, Hkv, S, P, D int64
+	first              int64
+}
+
+// kvAttentionCase compares KVAttention over random queries and caches of
+// dtype dt with the reference, on a pool of the given workers (0: the
+// default pool).
+func kvAttentionCase(t *testing.T, r *rand.Rand, dt ir.DType, tc kvAttentionShape, workers int) {
+	q := randF32(r, tc.B, tc.H, tc.S, tc.D)
+	k := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+	v := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
+	ps := make([]int64, tc.B*tc.S)
+	for i := range ps {
+		ps[i] = min(tc.P-1, tc.first+int64(i)%tc.S+int64(i)/tc.S)
+	}
+	in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{tc.B, tc.S}, ps)}
+	runIntoCase(t, intoCase{op: "KVAttention", in: in, tol: 2e-5, pool: workers})
 }
 
 // TestKVAttentionGroupedHeads compares KVAttention with the reference
@@ -127,25 +139,14 @@ func TestKVAttentionGroupedHeads(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
 		for _, dt := range []ir.DType{ir.Float32, ir.Float16, ir.Q8_0} {
-			for _, tc := range []struct {
-				B, H, Hkv, S, P, D int64
-				first              int64
-			}{
+			for _, tc := range []kvAttentionShape{
 				{1, 14, 2, 1, 300, 64, 250}, // Qwen2-0.5B's groups of 7, past one tile
 				{1, 8, 2, 3, 200, 128, 150}, // wide heads, several queries
 				{2, 6, 3, 2, 120, 32, 90},   // two batches
 				{1, 7, 1, 1, 97, 64, 96},    // one KV head, a partial last tile
 			} {
 				for _, workers := range []int{1, 3, 5} {
-					q := randF32(r, tc.B, tc.H, tc.S, tc.D)
-					k := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
-					v := kvStore(t, dt, randF32(r, tc.B, tc.Hkv, tc.P, tc.D))
-					ps := make([]int64, tc.B*tc.S)
-					for i := range ps {
-						ps[i] = min(tc.P-1, tc.first+int64(i)%tc.S+int64(i)/tc.S)
-					}
-					in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{tc.B, tc.S}, ps)}
-					runIntoCase(t, intoCase{op: "KVAttention", in: in, tol: 2e-5, pool: workers})
+					kvAttentionCase(t, r, dt, tc, workers)
 				}
 			}
 		}

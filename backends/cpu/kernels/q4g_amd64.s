@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "qrows_amd64.h"
 #include "prefetch_amd64.h"
 
 // Grouped Q4_0 row dot products: four 18-byte weight blocks (72 bytes) at
@@ -174,19 +175,10 @@ q4ga2_done:
 	VMULPS Z3, d, d \
 	VFMADD231PS i, d, acc
 
-// HSX4 stores the horizontal sum of src (ysrc: its low half) at off(AX).
-#define HSX4(src, ysrc, off) \
-	VEXTRACTF64X4 $1, src, Y1 \
-	VADDPS Y1, ysrc, Y1 \
-	VEXTRACTF128 $1, Y1, X0 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VMOVSS X0, off(AX)
-
-// GROUPX4 is one group of dotQ4G512x4 for the four rows into
-// accumulators a0..a3, then the pointers advance past it.
-#define GROUPX4(a0, a1, a2, a3) \
+// UNPACKX4 loads the group at SI (its second load masked to the last 8
+// bytes by K1) and unpacks it for dotQ4G512x4 and its many-rows twins:
+// the codes' low nibbles in Z1, high ones in Z4, the scales widened in Z3.
+#define UNPACKX4 \
 	VMOVDQU64 (SI), Z1 \
 	VMOVDQU8.Z 64(SI), K1, Z2 \
 	VMOVDQA64 Z1, Z3 \
@@ -195,7 +187,12 @@ q4ga2_done:
 	VPSRLW $4, Z1, Z4 \
 	VPANDD Z29, Z1, Z1 \
 	VPANDD Z29, Z4, Z4 \
-	VCVTPH2PS Y3, Z3 \
+	VCVTPH2PS Y3, Z3
+
+// GROUPX4 is one group of dotQ4G512x4 for the four rows into
+// accumulators a0..a3, then the pointers advance past it.
+#define GROUPX4(a0, a1, a2, a3) \
+	UNPACKX4 \
 	ROWX4((DI), Z5, Z9, a0) \
 	ROWX4((DI)(R10*1), Z6, Z10, a1) \
 	ROWX4((DI)(R10*2), Z7, Z11, a2) \
@@ -252,12 +249,27 @@ q4gx4_done:
 	VADDPS Z22, Z18, Z18
 	VADDPS Z23, Z19, Z19
 	MOVQ out+32(FP), AX
-	HSX4(Z16, Y16, 0)
-	HSX4(Z17, Y17, 4)
-	HSX4(Z18, Y18, 8)
-	HSX4(Z19, Y19, 12)
+	HSUM(Z16, Y16, 0)
+	HSUM(Z17, Y17, 4)
+	HSUM(Z18, Y18, 8)
+	HSUM(Z19, Y19, 12)
 	VZEROUPPER
 	RET
+
+// Q4ROWSCONSTS: dotQ4G512x4's constants, for the many-rows kernels.
+#define Q4ROWSCONSTS \
+	VMOVDQU64 ·q4gIdx+0(SB), Z24 \
+	VMOVDQU64 ·q4gIdx+64(SB), Z25 \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Z29 \
+	MOVQ $0xFF, AX \
+	KMOVQ AX, K1
+
+#define Q4X4EVEN GROUPX4(Z16, Z17, Z18, Z19)
+#define Q4X4ODD GROUPX4(Z20, Z21, Z22, Z23)
+#define Q4X8EVEN GROUPX8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+#define Q4X8ODD GROUPX8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 
 // func dotQ4G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
@@ -266,83 +278,14 @@ q4gx4_done:
 // y[ldy+i], y[2·ldy+i] and y[3·ldy+i] (a prefill GEMM's task in one call,
 // with no per-row call, and the same sums as dotQ4G512x4's).
 TEXT ·dotQ4G512x4rows(SB), NOSPLIT, $0-64
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ lay+32(FP), R9
-	MOVQ ld+40(FP), R10
-	MOVQ y+48(FP), R15
-	MOVQ ldy+56(FP), BX
-	SHLQ $2, BX // bytes per output row
-	VMOVDQU64 ·q4gIdx+0(SB), Z24
-	VMOVDQU64 ·q4gIdx+64(SB), Z25
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z29
-	MOVQ $0xFF, AX
-	KMOVQ AX, K1
-	TESTQ R12, R12
-	JEQ q4gx4r_end
-q4gx4r_row:
-	MOVQ ng+8(FP), CX
-	MOVQ R13, SI
-	MOVQ R9, DI
-	LEAQ (DI)(R10*2), R11
-	ADDQ R10, R11
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	CMPQ CX, $2
-	JLT q4gx4r_tail
-q4gx4r_loop:
-	GROUPX4(Z16, Z17, Z18, Z19)
-	GROUPX4(Z20, Z21, Z22, Z23)
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE q4gx4r_loop
-q4gx4r_tail:
-	TESTQ CX, CX
-	JEQ q4gx4r_done
-	GROUPX4(Z16, Z17, Z18, Z19)
-q4gx4r_done:
-	VADDPS Z20, Z16, Z16
-	VADDPS Z21, Z17, Z17
-	VADDPS Z22, Z18, Z18
-	VADDPS Z23, Z19, Z19
-	MOVQ R15, AX
-	HSX4(Z16, Y16, 0)
-	ADDQ BX, AX
-	HSX4(Z17, Y17, 0)
-	ADDQ BX, AX
-	HSX4(Z18, Y18, 0)
-	ADDQ BX, AX
-	HSX4(Z19, Y19, 0)
-	ADDQ $4, R15
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q4gx4r_row
-q4gx4r_end:
-	VZEROUPPER
-	RET
+	MANYROWS(Q4ROWSCONSTS, LAYS4, ZEROS4, Q4X4EVEN, Q4X4ODD, FINISH4, q4gx4r_row, q4gx4r_loop, q4gx4r_tail, q4gx4r_done, q4gx4r_end)
 
 // GROUPX8 is GROUPX4 for eight activation rows (records at DI, DI+ld,
 // DI+2·ld, R11 = DI+3·ld, R11+ld, R11+2·ld, R14 = DI+6·ld, R14+ld) into
 // accumulators a0..a7: the group's codes and scales are unpacked once for
 // the eight.
 #define GROUPX8(a0, a1, a2, a3, a4, a5, a6, a7) \
-	VMOVDQU64 (SI), Z1 \
-	VMOVDQU8.Z 64(SI), K1, Z2 \
-	VMOVDQA64 Z1, Z3 \
-	VPERMT2B Z2, Z24, Z3 \
-	VPERMT2B Z2, Z25, Z1 \
-	VPSRLW $4, Z1, Z4 \
-	VPANDD Z29, Z1, Z1 \
-	VPANDD Z29, Z4, Z4 \
-	VCVTPH2PS Y3, Z3 \
+	UNPACKX4 \
 	ROWX4((DI), Z5, Z6, a0) \
 	ROWX4((DI)(R10*1), Z7, Z26, a1) \
 	ROWX4((DI)(R10*2), Z27, Z28, a2) \
@@ -363,90 +306,7 @@ q4gx4r_end:
 // (r < 8). Even groups accumulate in Z16..Z23, odd ones in Z8..Z15, so
 // every sum is dotQ4G512's.
 TEXT ·dotQ4G512x8rows(SB), NOSPLIT, $0-64
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ lay+32(FP), R9
-	MOVQ ld+40(FP), R10
-	MOVQ y+48(FP), R15
-	MOVQ ldy+56(FP), BX
-	SHLQ $2, BX // bytes per output row
-	VMOVDQU64 ·q4gIdx+0(SB), Z24
-	VMOVDQU64 ·q4gIdx+64(SB), Z25
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z29
-	MOVQ $0xFF, AX
-	KMOVQ AX, K1
-	TESTQ R12, R12
-	JEQ q4gx8r_end
-q4gx8r_row:
-	MOVQ ng+8(FP), CX
-	MOVQ R13, SI
-	MOVQ R9, DI
-	LEAQ (DI)(R10*2), R11
-	ADDQ R10, R11
-	LEAQ (R11)(R10*2), R14
-	ADDQ R10, R14
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	CMPQ CX, $2
-	JLT q4gx8r_tail
-q4gx8r_loop:
-	GROUPX8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	GROUPX8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE q4gx8r_loop
-q4gx8r_tail:
-	TESTQ CX, CX
-	JEQ q4gx8r_done
-	GROUPX8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-q4gx8r_done:
-	VADDPS Z8, Z16, Z16
-	VADDPS Z9, Z17, Z17
-	VADDPS Z10, Z18, Z18
-	VADDPS Z11, Z19, Z19
-	VADDPS Z12, Z20, Z20
-	VADDPS Z13, Z21, Z21
-	VADDPS Z14, Z22, Z22
-	VADDPS Z15, Z23, Z23
-	MOVQ R15, AX
-	HSX4(Z16, Y16, 0)
-	ADDQ BX, AX
-	HSX4(Z17, Y17, 0)
-	ADDQ BX, AX
-	HSX4(Z18, Y18, 0)
-	ADDQ BX, AX
-	HSX4(Z19, Y19, 0)
-	ADDQ BX, AX
-	HSX4(Z20, Y20, 0)
-	ADDQ BX, AX
-	HSX4(Z21, Y21, 0)
-	ADDQ BX, AX
-	HSX4(Z22, Y22, 0)
-	ADDQ BX, AX
-	HSX4(Z23, Y23, 0)
-	ADDQ $4, R15
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q4gx8r_row
-q4gx8r_end:
-	VZEROUPPER
-	RET
+	MANYROWS(Q4ROWSCONSTS, LAYS8, ZEROS8, Q4X8EVEN, Q4X8ODD, FINISH8, q4gx8r_row, q4gx8r_loop, q4gx8r_tail, q4gx8r_done, q4gx8r_end)
 
 // func dotQ4G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 //

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "qrows_amd64.h"
 #include "prefetch_amd64.h"
 
 // Grouped Q8_0 row dot products with AVX-512 VBMI + VNNI: two 34-byte
@@ -111,26 +112,22 @@ q8g_done:
 	VMULPS Z3, d, d \
 	VFMADD231PS i, d, acc
 
-// HSQ8 stores the horizontal sum of src (ysrc: its low half) at off(AX).
-#define HSQ8(src, ysrc, off) \
-	VEXTRACTF64X4 $1, src, Y1 \
-	VADDPS Y1, ysrc, Y1 \
-	VEXTRACTF128 $1, Y1, X0 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VMOVSS X0, off(AX)
-
-// PAIRQ8X4 is one pair of dotQ8G512x4 for the four rows into
-// accumulators a0..a3, then the pointers advance past it.
-#define PAIRQ8X4(a0, a1, a2, a3) \
+// UNPACKQ8X4 loads the pair at SI (its second load masked to the last 4
+// bytes by K1) and unpacks it for dotQ8G512x4 and its many-rows twins: the
+// codes made unsigned in Z1, the scales widened in Z3.
+#define UNPACKQ8X4 \
 	VMOVDQU64 (SI), Z1 \
 	VMOVDQU8.Z 64(SI), K1, Z2 \
 	VMOVDQA64 Z1, Z3 \
 	VPERMT2B Z2, Z24, Z3 \
 	VPERMT2B Z2, Z25, Z1 \
 	VPXORD Z28, Z1, Z1 \
-	VCVTPH2PS Y3, Z3 \
+	VCVTPH2PS Y3, Z3
+
+// PAIRQ8X4 is one pair of dotQ8G512x4 for the four rows into
+// accumulators a0..a3, then the pointers advance past it.
+#define PAIRQ8X4(a0, a1, a2, a3) \
+	UNPACKQ8X4 \
 	ROWQ8X4((DI), Z5, Z9, a0) \
 	ROWQ8X4((DI)(R10*1), Z6, Z10, a1) \
 	ROWQ8X4((DI)(R10*2), Z7, Z11, a2) \
@@ -181,92 +178,40 @@ q8gx4_done:
 	VADDPS Z22, Z18, Z18
 	VADDPS Z23, Z19, Z19
 	MOVQ out+32(FP), AX
-	HSQ8(Z16, Y16, 0)
-	HSQ8(Z17, Y17, 4)
-	HSQ8(Z18, Y18, 8)
-	HSQ8(Z19, Y19, 12)
+	HSUM(Z16, Y16, 0)
+	HSUM(Z17, Y17, 4)
+	HSUM(Z18, Y18, 8)
+	HSUM(Z19, Y19, 12)
 	VZEROUPPER
 	RET
 
-// func dotQ8G512x4rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+// Q8ROWSCONSTS: dotQ8G512x4's constants, for the many-rows kernels.
+#define Q8ROWSCONSTS \
+	VMOVDQU64 ·q8gIdx+0(SB), Z24 \
+	VMOVDQU64 ·q8gIdx+64(SB), Z25 \
+	MOVL $0x80808080, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Z28 \
+	MOVQ $0xF, AX \
+	KMOVQ AX, K1
+
+#define Q8X4EVEN PAIRQ8X4(Z16, Z17, Z18, Z19)
+#define Q8X4ODD PAIRQ8X4(Z20, Z21, Z22, Z23)
+#define Q8X8EVEN PAIRQ8X8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+#define Q8X8ODD PAIRQ8X8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+
+// func dotQ8G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
 // dotQ8G512x4 for nr consecutive weight rows (rb bytes apart) against the
 // same four activation rows, as dotQ4G512x4rows: the four sums of weight
 // row i go to y[i], y[ldy+i], y[2·ldy+i] and y[3·ldy+i].
 TEXT ·dotQ8G512x4rows(SB), NOSPLIT, $0-64
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ lay+32(FP), R9
-	MOVQ ld+40(FP), R10
-	MOVQ y+48(FP), R15
-	MOVQ ldy+56(FP), BX
-	SHLQ $2, BX // bytes per output row
-	VMOVDQU64 ·q8gIdx+0(SB), Z24
-	VMOVDQU64 ·q8gIdx+64(SB), Z25
-	MOVL $0x80808080, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z28
-	MOVQ $0xF, AX
-	KMOVQ AX, K1
-	TESTQ R12, R12
-	JEQ q8gx4r_end
-q8gx4r_row:
-	MOVQ np+8(FP), CX
-	MOVQ R13, SI
-	MOVQ R9, DI
-	LEAQ (DI)(R10*2), R11
-	ADDQ R10, R11
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	CMPQ CX, $2
-	JLT q8gx4r_tail
-q8gx4r_loop:
-	PAIRQ8X4(Z16, Z17, Z18, Z19)
-	PAIRQ8X4(Z20, Z21, Z22, Z23)
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE q8gx4r_loop
-q8gx4r_tail:
-	TESTQ CX, CX
-	JEQ q8gx4r_done
-	PAIRQ8X4(Z16, Z17, Z18, Z19)
-q8gx4r_done:
-	VADDPS Z20, Z16, Z16
-	VADDPS Z21, Z17, Z17
-	VADDPS Z22, Z18, Z18
-	VADDPS Z23, Z19, Z19
-	MOVQ R15, AX
-	HSQ8(Z16, Y16, 0)
-	ADDQ BX, AX
-	HSQ8(Z17, Y17, 0)
-	ADDQ BX, AX
-	HSQ8(Z18, Y18, 0)
-	ADDQ BX, AX
-	HSQ8(Z19, Y19, 0)
-	ADDQ $4, R15
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q8gx4r_row
-q8gx4r_end:
-	VZEROUPPER
-	RET
+	MANYROWS(Q8ROWSCONSTS, LAYS4, ZEROS4, Q8X4EVEN, Q8X4ODD, FINISH4, q8gx4r_row, q8gx4r_loop, q8gx4r_tail, q8gx4r_done, q8gx4r_end)
 
 // PAIRQ8X8 is PAIRQ8X4 for eight activation rows (records at DI, DI+ld,
 // DI+2·ld, R11 = DI+3·ld, R11+ld, R11+2·ld, R14 = DI+6·ld, R14+ld).
 #define PAIRQ8X8(a0, a1, a2, a3, a4, a5, a6, a7) \
-	VMOVDQU64 (SI), Z1 \
-	VMOVDQU8.Z 64(SI), K1, Z2 \
-	VMOVDQA64 Z1, Z3 \
-	VPERMT2B Z2, Z24, Z3 \
-	VPERMT2B Z2, Z25, Z1 \
-	VPXORD Z28, Z1, Z1 \
-	VCVTPH2PS Y3, Z3 \
+	UNPACKQ8X4 \
 	ROWQ8X4((DI), Z5, Z6, a0) \
 	ROWQ8X4((DI)(R10*1), Z7, Z26, a1) \
 	ROWQ8X4((DI)(R10*2), Z27, Z29, a2) \
@@ -280,96 +225,13 @@ q8gx4r_end:
 	ADDQ $80, R11 \
 	ADDQ $80, R14
 
-// func dotQ8G512x8rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+// func dotQ8G512x8rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
 // dotQ8G512x4rows for eight activation rows (sums of weight row i at
 // y[r·ldy+i], r < 8); even pairs accumulate in Z16..Z23, odd ones in
 // Z8..Z15.
 TEXT ·dotQ8G512x8rows(SB), NOSPLIT, $0-64
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ lay+32(FP), R9
-	MOVQ ld+40(FP), R10
-	MOVQ y+48(FP), R15
-	MOVQ ldy+56(FP), BX
-	SHLQ $2, BX // bytes per output row
-	VMOVDQU64 ·q8gIdx+0(SB), Z24
-	VMOVDQU64 ·q8gIdx+64(SB), Z25
-	MOVL $0x80808080, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z28
-	MOVQ $0xF, AX
-	KMOVQ AX, K1
-	TESTQ R12, R12
-	JEQ q8gx8r_end
-q8gx8r_row:
-	MOVQ np+8(FP), CX
-	MOVQ R13, SI
-	MOVQ R9, DI
-	LEAQ (DI)(R10*2), R11
-	ADDQ R10, R11
-	LEAQ (R11)(R10*2), R14
-	ADDQ R10, R14
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	CMPQ CX, $2
-	JLT q8gx8r_tail
-q8gx8r_loop:
-	PAIRQ8X8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	PAIRQ8X8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE q8gx8r_loop
-q8gx8r_tail:
-	TESTQ CX, CX
-	JEQ q8gx8r_done
-	PAIRQ8X8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-q8gx8r_done:
-	VADDPS Z8, Z16, Z16
-	VADDPS Z9, Z17, Z17
-	VADDPS Z10, Z18, Z18
-	VADDPS Z11, Z19, Z19
-	VADDPS Z12, Z20, Z20
-	VADDPS Z13, Z21, Z21
-	VADDPS Z14, Z22, Z22
-	VADDPS Z15, Z23, Z23
-	MOVQ R15, AX
-	HSQ8(Z16, Y16, 0)
-	ADDQ BX, AX
-	HSQ8(Z17, Y17, 0)
-	ADDQ BX, AX
-	HSQ8(Z18, Y18, 0)
-	ADDQ BX, AX
-	HSQ8(Z19, Y19, 0)
-	ADDQ BX, AX
-	HSQ8(Z20, Y20, 0)
-	ADDQ BX, AX
-	HSQ8(Z21, Y21, 0)
-	ADDQ BX, AX
-	HSQ8(Z22, Y22, 0)
-	ADDQ BX, AX
-	HSQ8(Z23, Y23, 0)
-	ADDQ $4, R15
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q8gx8r_row
-q8gx8r_end:
-	VZEROUPPER
-	RET
+	MANYROWS(Q8ROWSCONSTS, LAYS8, ZEROS8, Q8X8EVEN, Q8X8ODD, FINISH8, q8gx8r_row, q8gx8r_loop, q8gx8r_tail, q8gx8r_done, q8gx8r_end)
 
 // func dotQ8G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 //

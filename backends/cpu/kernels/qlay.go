@@ -146,10 +146,10 @@ type qGroupDot func(ng int, w []byte, lay []byte) float32
 // value: an out pointer through a func value would escape to the heap).
 type qGroupDot4 func(ng int, w []byte, lay []byte, ld int) [4]float32
 
-// qGroupRows4 is qGroupDot4 for nr weight rows rb bytes apart at once:
-// the four sums of row i go to y[i], y[ldy+i], y[2·ldy+i], y[3·ldy+i]
-// (or eight sums, to y[r·ldy+i], for the eight-row kernels).
-type qGroupRows4 func(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int)
+// qGroupRowsM is qGroupDot4 (or its eight-row twin) for nr weight rows rb
+// bytes apart at once: the sums of weight row i with activation row r go
+// to y[r·ldy+i].
+type qGroupRowsM func(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int)
 
 // qGroupRows is qGroupDot for nr weight rows, rb bytes apart, against one
 // activation row: y[i] = w row i · the activations.

@@ -69,90 +69,64 @@ func qGroup4Func(dt ir.DType, isa ISA) qGroupDot4 {
 }
 
 //go:noescape
+func dotQ4G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+//go:noescape
 func dotQ4G512x8rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 
-// q4G512x8rows is q4G512x4rows for eight activation rows (sums of weight
-// row i at y[r·ldy+i], r < 8).
-func q4G512x8rows(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
-	if nr == 0 {
-		return
-	}
-	if ng == 0 {
-		for r := 0; r < 8; r++ {
-			clear(y[r*ldy : r*ldy+nr])
-		}
-		return
-	}
-	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[7*ld+ng*qLayInterleaved.bytes()-1], y[7*ldy+nr-1]
-	dotQ4G512x8rows(nr, ng, &w[0], rb, &lay[0], ld, &y[0], ldy)
-}
+//go:noescape
+func dotQ8G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 
-// qGroup8RowsFunc returns the many-weight-rows eight-activation-row
-// grouped kernel for dt at isa (prefill), or nil.
-func qGroup8RowsFunc(dt ir.DType, isa ISA) qGroupRows4 {
+//go:noescape
+func dotQ8G512x8rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+
+// qGroupRowsMFunc returns the many-weight-rows grouped kernel for R = 4 or
+// 8 activation rows for dt at isa (prefill), or nil.
+func qGroupRowsMFunc(dt ir.DType, isa ISA, R int) qGroupRowsM {
 	if isa < AVX512 || !hasVNNI || !hasVBMI {
 		return nil
 	}
-	switch dt {
-	case ir.Q4_0:
+	switch {
+	case dt == ir.Q4_0 && R == 4:
+		return q4G512x4rows
+	case dt == ir.Q4_0 && R == 8:
 		return q4G512x8rows
-	case ir.Q8_0:
+	case dt == ir.Q8_0 && R == 4:
+		return q8G512x4rows
+	case dt == ir.Q8_0 && R == 8:
 		return q8G512x8rows
 	}
 	return nil
 }
 
-//go:noescape
-func dotQ8G512x8rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
-
-// q8G512x8rows is q8G512x4rows for eight activation rows.
-func q8G512x8rows(nr, np int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
-	if nr == 0 {
-		return
-	}
-	if np == 0 {
-		for r := 0; r < 8; r++ {
-			clear(y[r*ldy : r*ldy+nr])
+// manyRowsFunc wraps a many-weight-rows kernel for R activation rows
+// whose groups take gw weight bytes and gl record bytes: it checks the
+// operands' extents (the assembly reads within them) and handles the
+// empty cases.
+func manyRowsFunc(R, gw, gl int, k func(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)) qGroupRowsM {
+	return func(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
+		if nr == 0 {
+			return
 		}
-		return
-	}
-	_, _, _ = w[(nr-1)*rb+np*2*34-1], lay[7*ld+np*qLayQ8.bytes()-1], y[7*ldy+nr-1]
-	dotQ8G512x8rows(nr, np, &w[0], rb, &lay[0], ld, &y[0], ldy)
-}
-
-// qGroup4RowsFunc returns the many-weight-rows four-activation-row
-// grouped kernel for dt at isa (prefill), or nil.
-func qGroup4RowsFunc(dt ir.DType, isa ISA) qGroupRows4 {
-	if isa < AVX512 || !hasVNNI || !hasVBMI {
-		return nil
-	}
-	switch dt {
-	case ir.Q4_0:
-		return q4G512x4rows
-	case ir.Q8_0:
-		return q8G512x4rows
-	}
-	return nil
-}
-
-//go:noescape
-func dotQ8G512x4rows(nr int, np int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
-
-// q8G512x4rows is q8G512x4 for nr weight rows rb bytes apart (np pairs of
-// blocks a row), stored as q4G512x4rows stores.
-func q8G512x4rows(nr, np int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
-	if nr == 0 {
-		return
-	}
-	if np == 0 {
-		for r := 0; r < 4; r++ {
-			clear(y[r*ldy : r*ldy+nr])
+		if ng == 0 {
+			for r := 0; r < R; r++ {
+				clear(y[r*ldy : r*ldy+nr])
+			}
+			return
 		}
-		return
+		_, _, _ = w[(nr-1)*rb+ng*gw-1], lay[(R-1)*ld+ng*gl-1], y[(R-1)*ldy+nr-1]
+		k(nr, ng, &w[0], rb, &lay[0], ld, &y[0], ldy)
 	}
-	_, _, _ = w[(nr-1)*rb+np*2*34-1], lay[3*ld+np*qLayQ8.bytes()-1], y[3*ldy+nr-1]
-	dotQ8G512x4rows(nr, np, &w[0], rb, &lay[0], ld, &y[0], ldy)
 }
+
+// The many-weight-rows kernels for four and eight activation rows: the
+// sums of weight row i go to y[r·ldy+i].
+var (
+	q4G512x4rows = manyRowsFunc(4, 4*18, qLayInterleaved.bytes(), dotQ4G512x4rows)
+	q4G512x8rows = manyRowsFunc(8, 4*18, qLayInterleaved.bytes(), dotQ4G512x8rows)
+	q8G512x4rows = manyRowsFunc(4, 2*34, qLayQ8.bytes(), dotQ8G512x4rows)
+	q8G512x8rows = manyRowsFunc(8, 2*34, qLayQ8.bytes(), dotQ8G512x8rows)
+)
 
 func q8G512x4(np int, w []byte, lay []byte, ld int) (out [4]float32) {
 	if np == 0 {
@@ -169,25 +143,6 @@ func q8G512(np int, w []byte, lay []byte) float32 {
 	}
 	_, _ = w[np*2*34-1], lay[np*qLayQ8.bytes()-1]
 	return dotQ8G512(np, &w[0], &lay[0])
-}
-
-//go:noescape
-func dotQ4G512x4rows(nr int, ng int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
-
-// q4G512x4rows is q4G512x4 for nr weight rows rb bytes apart, the four
-// sums of row i stored at y[i], y[ldy+i], y[2·ldy+i] and y[3·ldy+i].
-func q4G512x4rows(nr, ng int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) {
-	if nr == 0 {
-		return
-	}
-	if ng == 0 {
-		for r := 0; r < 4; r++ {
-			clear(y[r*ldy : r*ldy+nr])
-		}
-		return
-	}
-	_, _, _ = w[(nr-1)*rb+ng*4*18-1], lay[3*ld+ng*qLayInterleaved.bytes()-1], y[3*ldy+nr-1]
-	dotQ4G512x4rows(nr, ng, &w[0], rb, &lay[0], ld, &y[0], ldy)
 }
 
 func q4G512x4(ng int, w []byte, lay []byte, ld int) (out [4]float32) {

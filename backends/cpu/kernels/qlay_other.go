@@ -16,9 +16,6 @@ func qGroup4Func(ir.DType, ISA) qGroupDot4 { return nil }
 // or nil.
 func qGroupRowsFunc(ir.DType, ISA) qGroupRows { return nil }
 
-// qGroup4RowsFunc returns the many-weight-rows four-activation-row
-// grouped kernel: none without assembly.
-func qGroup4RowsFunc(ir.DType, ISA) qGroupRows4 { return nil }
-
-// qGroup8RowsFunc returns the eight-activation-row one: none either.
-func qGroup8RowsFunc(ir.DType, ISA) qGroupRows4 { return nil }
+// qGroupRowsMFunc returns the many-weight-rows kernel for several
+// activation rows: none without assembly.
+func qGroupRowsMFunc(ir.DType, ISA, int) qGroupRowsM { return nil }

@@ -159,9 +159,9 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		j.grp, j.lay, j.rec, j.gb = g, x.qGroups(l), l.bytes(), l.blocks()
 		if x.M >= 4 {
 			j.grp4 = qGroup4Func(dt, isa)
-			j.rows4 = qGroup4RowsFunc(dt, isa)
+			j.rows4 = qGroupRowsMFunc(dt, isa, 4)
 			if x.M >= 8 {
-				j.rows8 = qGroup8RowsFunc(dt, isa)
+				j.rows8 = qGroupRowsMFunc(dt, isa, 8)
 			}
 		}
 		j.rowsK, _ = rowsKFunc(dt, isa, x)
@@ -245,8 +245,8 @@ type qJob struct {
 	// number of groups).
 	grp   qGroupDot
 	grp4  qGroupDot4
-	rows4 qGroupRows4 // grp4 over a task's weight rows at once, or nil
-	rows8 qGroupRows4 // the same for eight activation rows, or nil
+	rows4 qGroupRowsM // grp4 over a task's weight rows at once, or nil
+	rows8 qGroupRowsM // the same for eight activation rows, or nil
 	rowsM qGroupRows  // rowsK for each of M > 1 activation rows, or nil
 	rowsK qGroupRows
 	lay   []byte // x's group layout when grp is set
