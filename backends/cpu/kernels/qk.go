@@ -102,12 +102,17 @@ type qkDot4 func(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int) [4]f
 // y[0:nr]; nsb >= 1.
 type qkRows func(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32)
 
+// qkRows4 is qkDot4 for nr >= 1 weight rows, rb bytes apart: the sums of
+// weight row i with activation row r go to y[r·ldy+i]; nsb >= 1.
+type qkRows4 func(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, K, ld int, y []float32, ldy int)
+
 // qkSpec describes the K-quant kernels chosen for a type and ISA level.
 type qkSpec struct {
 	dot     qkDot
-	dot4    qkDot4 // nil where there is no four-row kernel
-	rows    qkRows // nil where there is no many-weight-rows kernel
-	ordered bool   // Q4_K: the kernels want the q4kOrder codes and ds
+	dot4    qkDot4  // nil where there is no four-row kernel
+	rows    qkRows  // nil where there is no many-weight-rows kernel
+	rows4   qkRows4 // dot4 over many weight rows, or nil
+	ordered bool    // Q4_K: the kernels want the q4kOrder codes and ds
 }
 
 // kScaleMin unpacks the 6-bit scale and min of sub-block j of a Q4_K
@@ -215,6 +220,10 @@ func (j *qkJob) Task(_, t int) {
 		for ; m+4 <= j.M; m += 4 {
 			qs := j.qs[m*K : (m+4)*K]
 			s1, s2 := j.s1[m*j.n1:(m+4)*j.n1], j.s2[m*j.n1:(m+4)*j.n1]
+			if r4 := j.spec.rows4; r4 != nil {
+				r4(n1-n0, j.nsb, j.w[n0*j.rb:n1*j.rb], j.rb, qs, s1, s2, K, j.n1, j.y[m*j.ldy+n0:], j.ldy)
+				continue
+			}
 			for n := n0; n < n1; n++ {
 				out := d4(j.nsb, j.w[n*j.rb:(n+1)*j.rb], qs, s1, s2, K, j.n1)
 				for r, v := range out {

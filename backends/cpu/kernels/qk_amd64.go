@@ -57,13 +57,13 @@ func qkFunc(dt ir.DType, isa ISA) qkSpec {
 	vnni := isa >= AVX512 && hasVNNI
 	switch {
 	case dt == ir.Q4_K && vnni:
-		return qkSpec{dot: q4K512, dot4: q4K512x4, rows: q4K512rows, ordered: true}
+		return qkSpec{dot: q4K512, dot4: q4K512x4, rows: q4K512rows, rows4: q4K512x4rows, ordered: true}
 	case dt == ir.Q4_K && isa >= AVX2:
 		return qkSpec{dot: q4KAVX2, rows: q4KAVX2rows}
 	case dt == ir.Q4_K:
 		return qkSpec{dot: dotQ4KGeneric}
 	case vnni:
-		return qkSpec{dot: q6K512, dot4: q6K512x4, rows: q6K512rows}
+		return qkSpec{dot: q6K512, dot4: q6K512x4, rows: q6K512rows, rows4: q6K512x4rows}
 	case isa >= AVX2:
 		return qkSpec{dot: q6KAVX2, rows: q6KAVX2rows}
 	}
@@ -116,6 +116,28 @@ func q6K512x4(nsb int, w []byte, qs []int8, s1, s2 []float32, K, ld int) (out [4
 	dotQ6K512x4(nsb, &w[0], &qs[0], &s1[0], &s2[0], K, 4*ld, &out[0])
 	return out
 }
+
+//go:noescape
+func dotQ4K512x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+
+//go:noescape
+func dotQ6K512x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+
+// kx4Rows adapts a many-weight-rows four-row kernel whose weight rows take
+// sb bytes a super-block: it checks the operands' extents.
+func kx4Rows(sb int, k func(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, K int, ld int, y *float32, ldy int)) qkRows4 {
+	return func(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, K, ld int, y []float32, ldy int) {
+		_, _, _, _, _ = w[(nr-1)*rb+nsb*sb-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*16-1], s2[3*ld+nsb*16-1], y[3*ldy+nr-1]
+		k(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], K, 4*ld, &y[0], ldy)
+	}
+}
+
+// q4K512x4rows and q6K512x4rows are q4K512x4 and q6K512x4 over many
+// weight rows.
+var (
+	q4K512x4rows = kx4Rows(144, dotQ4K512x4rows)
+	q6K512x4rows = kx4Rows(210, dotQ6K512x4rows)
+)
 
 // q4K512rows and q6K512rows adapt the many-weight-rows kernels (nr rows,
 // rb bytes apart, against one activation row).
