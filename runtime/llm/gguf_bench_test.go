@@ -42,7 +42,11 @@ func benchGGUF(b *testing.B, seqs ...int) (*llm.Model, int) {
 	require.NoError(b, err)
 	var rs []llm.Runner
 	for _, s := range seqs {
-		g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity, KVType: kvT, Ungrouped: os.Getenv("WEFT_BENCH_UNGROUPED") == "1"})
+		// Prompt graphs compute the last token's logits only, as weft's
+		// loader builds them (WEFT_BENCH_ALL_LOGITS=1: every token's, as
+		// a speculative verification graph).
+		last := s >= 16 && os.Getenv("WEFT_BENCH_ALL_LOGITS") != "1"
+		g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity, KVType: kvT, LastLogits: last, Ungrouped: os.Getenv("WEFT_BENCH_UNGROUPED") == "1"})
 		require.NoError(b, err)
 		r, err := weft.New(g, weft.Options{OptLevel: 2, Threads: threads})
 		require.NoError(b, err)
@@ -54,7 +58,9 @@ func benchGGUF(b *testing.B, seqs ...int) (*llm.Model, int) {
 }
 
 // BenchmarkGGUFPrefill measures 128-token prefills (tok/s) of the model
-// BenchmarkGGUFDecode names, each from an empty cache.
+// BenchmarkGGUFDecode names, each from an empty cache, with the prompt
+// graph weft builds (last token's logits only; WEFT_BENCH_ALL_LOGITS=1 for
+// every token's).
 func BenchmarkGGUFPrefill(b *testing.B) {
 	m, vocab := benchGGUF(b, 1, 128)
 	prompt := make([]int32, 128)
