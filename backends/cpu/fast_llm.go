@@ -123,20 +123,21 @@ func buildFastRope(s *nodeSpec) intoKernel {
 				return fmt.Errorf("position_ids[%d, %d] = %d is outside the caches' %d positions", i/S, i%S, p, maxPos)
 			}
 		}
-		j := ropeJobs.Get().(*ropeJob)
-		*j = ropeJob{xs: in[0].Float32s(), cos: in[1].Float32s(), sin: in[2].Float32s(), ys: out[0].Float32s(), ps: ps,
+		job := ropeJob{xs: in[0].Float32s(), cos: in[1].Float32s(), sin: in[2].Float32s(), ys: out[0].Float32s(), ps: ps,
 			H: H, S: S, D: D, R: R, inter: inter == 1}
 		// A prompt's rotations in parallel, a token at a time per task;
 		// a decode step's (a few hundred) where they are.
 		if rows := B * S; rows > 1 && rows*H*half >= minRopeParallel {
+			j := ropeJobs.Get().(*ropeJob)
+			*j = job
 			pool.RunRegions(rows, j)
-		} else {
-			for t := 0; t < B*S; t++ {
-				j.Task(0, t)
-			}
+			*j = ropeJob{}
+			ropeJobs.Put(j)
+			return nil
 		}
-		*j = ropeJob{}
-		ropeJobs.Put(j)
+		for t := 0; t < B*S; t++ {
+			job.Task(0, t)
+		}
 		return nil
 	}
 }
