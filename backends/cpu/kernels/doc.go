@@ -30,9 +30,12 @@
 //     On AVX-512 with VBMI the Q4_0/Q8_0 kernels gather 4 (2) blocks into
 //     one vector with VPERMT2B against a per-call activation layout
 //     (qlay.go); decode runs a task's weight rows in one assembly call,
-//     prefill unpacks each weight group once for four activation rows.
-//     The K-quants (qk.go) keep the q8 blocks of 32, which line up with
-//     their sub-blocks, and scale per sub-block in float.
+//     and so does prefill, unpacking each weight group once for eight
+//     activation rows (then four, then one at a time), every sum in the
+//     one-row kernel's order. The K-quants (qk.go) keep the q8 blocks of
+//     32, which line up with their sub-blocks, and scale per sub-block in
+//     float; their prefill takes a task's rows four activation rows at a
+//     time in one call too.
 //   - HalfMatMul: y = x·wᵀ with an F16 or BF16 weight widened to f32 in
 //     registers (f16.go): a streaming GEMV at one row, dot-product
 //     kernels for a few rows, and from 32 rows (AVX-512) K tiles of the
