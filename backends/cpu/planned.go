@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/weftrt/weft/backends"
+	"github.com/weftrt/weft/backends/cpu/kernels"
 	"github.com/weftrt/weft/backends/cpu/ref"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/plan"
@@ -75,6 +76,10 @@ type plannedExe struct {
 	nargs      int
 	arenaSize  int64
 	scratch    int // the most scratch bytes any step needs
+	// pool is the steps' worker pool: a run starts by restarting its
+	// stream batches when its workers are on different dies
+	// (kernels.Pool.RestartStream).
+	pool *kernels.Pool
 }
 
 // CompilePlanned implements backends.PlanCompiler.
@@ -84,7 +89,7 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			return nil, fmt.Errorf("cpu: node %v: %w", n, err)
 		}
 	}
-	e := &plannedExe{executable: executable{nodes: part.Nodes}, arenaSize: -1}
+	e := &plannedExe{executable: executable{nodes: part.Nodes}, arenaSize: -1, pool: poolFor(d.threads)}
 	for _, a := range p.Arenas {
 		if a.Device == DeviceName {
 			e.arenaSize = a.Size
@@ -165,7 +170,7 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			st.out = append(st.out, newSlot(si))
 			st.store = append(st.store, store[o])
 		}
-		st.into, st.scratch = buildInto(poolFor(d.threads), n, e.slots, st.in, st.out)
+		st.into, st.scratch = buildInto(e.pool, n, e.slots, st.in, st.out)
 		if e.isView(st, buf) {
 			// Nothing to run: the output's planned tensor is the input's
 			// bytes in the output's shape.
@@ -350,6 +355,9 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	}
 	s.dirty = s.dirty || bad
 	s.rctx.Ctx, s.rctx.Env = ctx, env
+	if e.pool.Far() {
+		e.pool.RestartStream()
+	}
 	tr := backends.TracerFrom(ctx)
 	var t0 time.Time
 	// Cancellation is polled between steps through the Done channel: a

@@ -257,6 +257,7 @@ func (p *Pool) loop(w int, wk *worker) {
 	defer p.wg.Done()
 	slot := &p.slots[w]
 	for {
+		spun := true
 		for i := 0; ; i++ {
 			if p.available() || slot.pending() || p.closed.Load() {
 				break
@@ -266,6 +267,7 @@ func (p *Pool) loop(w int, wk *worker) {
 			}
 			// Park. The runner wakes us only if it sees sleeping == 1; if a
 			// batch was published meanwhile, take the flag back ourselves.
+			spun = false
 			wk.sleeping.Store(1)
 			if p.available() || slot.pending() || p.closed.Load() {
 				if !wk.sleeping.CompareAndSwap(1, 0) {
@@ -281,6 +283,9 @@ func (p *Pool) loop(w int, wk *worker) {
 		}
 		if p.available() { // (an idle claim would take the batch word's line from the caller)
 			p.work(w)
+		}
+		if spun && slot.pending() {
+			slot.notePickup()
 		}
 		p.regionWork(w)
 	}

@@ -1,6 +1,9 @@
 package kernels
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Region batches run a batch's tasks so that each worker streams through
 // memory in one direction: tasks [0, n) are split into one contiguous
@@ -40,7 +43,12 @@ type regionSlot struct {
 	// and read only after a claim succeeds: a successful claim proves its
 	// batch has not ended, so t is not being rewritten.
 	t Tasker
-	_ [96]byte
+	// pub is when the caller published the region (monoNs), written with
+	// t; lat is the worker's running mean of how long a published region
+	// took to reach it while it spun (Pool.Far).
+	pub atomic.Int64
+	lat atomic.Int64
+	_   [80]byte
 }
 
 // pending reports whether the slot's region has unclaimed tasks.
@@ -83,10 +91,12 @@ func (p *Pool) runRegions(tasks int, t Tasker, stream bool) {
 	// workers with a region are written.
 	target := p.regionTarget.Load() + uint64(tasks)
 	p.regionTarget.Store(target)
+	now := monoNs()
 	for k := 0; k < w; k++ { // region k belongs to worker start+k
 		lo, hi := k*tasks/w, (k+1)*tasks/w
 		s := &p.slots[(start+k)%w]
 		s.t = t
+		s.pub.Store(now)
 		s.fb.Store(uint64(lo)<<32 | uint64(hi))
 	}
 	p.wake(w - 1)
@@ -145,4 +155,61 @@ func (p *Pool) regionClaim(w int) (s *regionSlot, i int, ok bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// epoch is monoNs's origin.
+var epoch = time.Now()
+
+// monoNs is a monotonic clock in nanoseconds.
+func monoNs() int64 { return int64(time.Since(epoch)) }
+
+// notePickup records, on worker w that was spinning when its region of a
+// batch was published, how long the region took to reach it: about one
+// cache-line transfer from the caller's core, some 60 ns between cores
+// that share a cache and 250–300 ns across dies.
+func (s *regionSlot) notePickup() {
+	d := monoNs() - s.pub.Load()
+	if d <= 0 || d > 20000 { // descheduled: not a transfer time
+		return
+	}
+	if m := s.lat.Load(); m != 0 {
+		d = (7*m + d) / 8
+	}
+	s.lat.Store(d)
+}
+
+// farNs is the mean pickup time above which Pool.Far reports the workers
+// on different dies.
+const farNs = 250
+
+// Far reports whether the pool's workers seem to sit on different dies
+// (caches not shared): a region the caller publishes reaches a spinning
+// worker in more than farNs on average.
+func (p *Pool) Far() bool {
+	if p == nil {
+		return false
+	}
+	for i := 1; i < len(p.slots); i++ {
+		if p.slots[i].lat.Load() > farNs {
+			return true
+		}
+	}
+	return false
+}
+
+// RestartStream makes the next RunStream batch's first region the first
+// worker's again, as on the pool's first batch: each run of a plan then
+// gives every worker the same regions of the same weights as the run
+// before. An executor calls it as a run starts when the workers are Far:
+// what each die's cache kept of its worker's regions then serves it again
+// (a 62 MB model's two halves stay in two 32 MB L3s: Llama-110M Q4_0 at
+// two threads decoded a token in 0.75–0.78 of the time). On one shared
+// cache it is better left alone: a step of an odd number of stream
+// batches hands every region to the other worker on the next step, and
+// that ran 2–12% faster there. A busy pool is left as it is.
+func (p *Pool) RestartStream() {
+	if p != nil && p.mu.TryLock() {
+		p.streamStart = 0
+		p.mu.Unlock()
+	}
 }
