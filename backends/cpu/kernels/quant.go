@@ -164,12 +164,10 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 				j.rows8 = qGroupRowsMFunc(dt, isa, 8)
 			}
 		}
-		j.rowsK, _ = rowsKFunc(dt, isa, x)
-		if x.M > 1 {
-			// Activation rows outside the tiles of four and eight (and
-			// M = 2, 3: speculative decoding's verification passes).
-			j.rowsM, _ = wholeGroupRows(dt, isa, x.K)
-		}
+		// Decode's one activation row, and with several the rows outside
+		// the tiles of four and eight (M = 2, 3: speculative decoding's
+		// verification passes): a task's weight rows per call.
+		j.rowsK, _ = wholeGroupRows(dt, isa, x.K)
 	}
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
@@ -194,9 +192,9 @@ func groupedFunc(dt ir.DType, isa ISA) (qGroupDot, qLayout) {
 	return g, l
 }
 
-// rowsKFunc returns the many-weight-rows kernel QMatMul runs a task with
-// for activations x, and its layout: one activation row, the grouped
-// family, K a whole number of groups; else nil.
+// rowsKFunc returns the many-weight-rows kernel QRows runs for
+// activations x, and its layout: one activation row, the grouped family,
+// K a whole number of groups; else nil.
 func rowsKFunc(dt ir.DType, isa ISA, x *QuantizedActs) (qGroupRows, qLayout) {
 	if x.M != 1 {
 		_, l := groupedFunc(dt, isa)
@@ -241,17 +239,16 @@ type qJob struct {
 	dot  qDot
 	// The grouped kernels (qlay.go), where the type and ISA have them:
 	// grp for one activation row, grp4 for four (prefill), rowsK for a
-	// task's weight rows at once (decode: one activation row, K a whole
-	// number of groups).
+	// task's weight rows at once against one activation row (K a whole
+	// number of groups; decode, and rows outside the prefill tiles).
 	grp   qGroupDot
 	grp4  qGroupDot4
 	rows4 qGroupRowsM // grp4 over a task's weight rows at once, or nil
 	rows8 qGroupRowsM // the same for eight activation rows, or nil
-	rowsM qGroupRows  // rowsK for each of M > 1 activation rows, or nil
-	rowsK qGroupRows
-	lay   []byte // x's group layout when grp is set
-	rec   int    // bytes per record of lay
-	gb    int    // blocks per record
+	rowsK qGroupRows  // a task's weight rows against one activation row
+	lay   []byte      // x's group layout when grp is set
+	rec   int         // bytes per record of lay
+	gb    int         // blocks per record
 	pair  func(j *qJob, n int)
 	// outs[w] is worker w's output buffer for dot4 (kept across uses: a
 	// local passed to a func value would escape to the heap).
@@ -279,10 +276,6 @@ func (j *qJob) Task(worker, t int) {
 		return
 	}
 	if j.rowsK != nil {
-		j.rowsK(n1-n0, j.x.K/qBlock/j.gb, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay, j.y[n0:n1])
-		return
-	}
-	if j.rowsM != nil {
 		j.rowsEach(0, n0, n1)
 		return
 	}
@@ -346,7 +339,7 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 			}
 		}
 	}
-	if j.rowsM != nil {
+	if j.rowsK != nil {
 		j.rowsEach(m, n0, n1)
 		return
 	}
@@ -357,13 +350,13 @@ func (j *qJob) taskGrouped(n0, n1 int) {
 	}
 }
 
-// rowsEach runs rowsM over weight rows [n0, n1) for activation rows m0 and
+// rowsEach runs rowsK over weight rows [n0, n1) for activation rows m0 and
 // up, one at a time.
 func (j *qJob) rowsEach(m0, n0, n1 int) {
 	ng := j.x.K / qBlock / j.gb
 	ld := ng * j.rec
 	for m := m0; m < j.x.M; m++ {
-		j.rowsM(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+1)*ld], j.y[m*j.ldy+n0:m*j.ldy+n1])
+		j.rowsK(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+1)*ld], j.y[m*j.ldy+n0:m*j.ldy+n1])
 	}
 }
 
