@@ -54,8 +54,8 @@
 //     counted through one cache line per worker, with stealing from the back, so that a streaming kernel reads
 //     long sequential runs per core, and with RunStream (the weight
 //     kernels) the core that ended one batch starts the next; the decode
-//     GEMVs prefetch every weight line once, 16 KiB ahead of its loads,
-//     in a burst at each row's start (ROWPF, prefetch_amd64.h).
+//     GEMVs prefetch 16 KiB ahead of their loads (prefetch_amd64.h; the
+//     AVX-512 Q4_0 one every line once, in a burst at each row's start).
 //   - QRows (qrows.go): QMatMul's one-row decode kernel bound to one
 //     activation row, for callers that split the rows themselves
 //     (QMatMulGroup).

@@ -398,15 +398,15 @@ TEXT ·dotQ4GAVX2rows(SB), NOSPLIT, $0-48
 	MOVQ y+40(FP), R11
 	TESTQ R12, R12
 	JEQ q4gar_end
-	ROWPFINIT
 q4gar_row:
-	ROWPF(q4gar_pf, q4gar_pfdone)
 	MOVQ ng+8(FP), CX
 	MOVQ R13, SI
 	MOVQ lay+32(FP), DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y8, Y8, Y8
 q4gar_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
 	PAIR2(0, 0, Y0)
 	PAIR2(36, 32, Y8)
 	ADDQ $72, SI

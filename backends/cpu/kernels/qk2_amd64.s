@@ -214,9 +214,7 @@ TEXT ·dotQ4KAVX2rows(SB), NOSPLIT, $0-64
 	MOVQ y+56(FP), R11
 	TESTQ R12, R12
 	JEQ q4ka2r_end
-	ROWPFINIT
 q4ka2r_row:
-	ROWPF(q4ka2r_pf, q4ka2r_pfdone)
 	MOVQ nsb+8(FP), CX
 	MOVQ R13, SI
 	MOVQ qs+32(FP), DI
@@ -225,6 +223,9 @@ q4ka2r_row:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 q4ka2r_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	// Y5 = f = d·sc·da; Y9 += dmin·m·σ.
 	VMOVDQU 4(SI), X1
 	VPSHUFD $0xAA, X1, X2
@@ -309,9 +310,7 @@ TEXT ·dotQ6KAVX2rows(SB), NOSPLIT, $0-64
 	MOVQ y+56(FP), R11
 	TESTQ R12, R12
 	JEQ q6ka2r_end
-	ROWPFINIT
 q6ka2r_row:
-	ROWPF(q6ka2r_pf, q6ka2r_pfdone)
 	MOVQ nsb+8(FP), CX
 	MOVQ R13, SI
 	MOVQ qs+32(FP), DI
@@ -320,6 +319,10 @@ q6ka2r_row:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 q6ka2r_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
+	PREFETCHT0 QPF+192(SI)
 	Q6HALF2(0)
 	Q6SCALE(0)
 	Q6HALF2(1)

@@ -231,9 +231,7 @@ TEXT ·dotQ4K512rows(SB), NOSPLIT, $0-64
 	MOVQ y+56(FP), R11
 	TESTQ R12, R12
 	JEQ q4kr_end
-	ROWPFINIT
 q4kr_row:
-	ROWPF(q4kr_pf, q4kr_pfdone)
 	MOVQ nsb+8(FP), CX
 	MOVQ R13, SI
 	MOVQ qs+32(FP), DI
@@ -242,6 +240,9 @@ q4kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q4kr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
 	// Scales and mins: X1 = dwords W0 W1 W2 of the 12 bytes; Y5 = sc·d·da,
 	// Y17 += m·dmin·σ.
 	VMOVDQU 4(SI), X1
@@ -344,9 +345,7 @@ TEXT ·dotQ6K512rows(SB), NOSPLIT, $0-64
 	MOVQ y+56(FP), R11
 	TESTQ R12, R12
 	JEQ q6kr_end
-	ROWPFINIT
 q6kr_row:
-	ROWPF(q6kr_pf, q6kr_pfdone)
 	MOVQ nsb+8(FP), CX
 	MOVQ R13, SI
 	MOVQ qs+32(FP), DI
@@ -355,6 +354,10 @@ q6kr_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 q6kr_loop:
+	PREFETCHT0 QPF(SI)
+	PREFETCHT0 QPF+64(SI)
+	PREFETCHT0 QPF+128(SI)
+	PREFETCHT0 QPF+192(SI)
 	VPMOVSXBD 192(SI), Z5
 	VCVTDQ2PS Z5, Z5
 	VPBROADCASTW 208(SI), Y7
