@@ -168,8 +168,12 @@ func monoNs() int64 { return int64(time.Since(epoch)) }
 // about one cache-line transfer from the caller's core plus two clock
 // reads (measured 115–180 ns between cores that share a cache, 320–350 ns
 // across dies).
-func (s *regionSlot) notePickup() {
-	d := monoNs() - s.pub.Load()
+func (s *regionSlot) notePickup() { s.noteDelay(monoNs() - s.pub.Load()) }
+
+// noteDelay folds one pickup time d (ns) into the slot's running mean,
+// leaving out those of a descheduled worker (over 20 µs) and a clock that
+// stepped back.
+func (s *regionSlot) noteDelay(d int64) {
 	if d <= 0 || d > 20000 { // descheduled: not a transfer time
 		return
 	}
