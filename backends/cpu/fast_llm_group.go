@@ -46,7 +46,10 @@ type qgShape struct {
 	// row follows the batch.
 	apart bool
 	half  bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
-	tasks []qgTask
+	// packed: Q4_0 weights packed (fast_q4pack.go); the job's weights are
+	// the packed copies.
+	packed bool
+	tasks  []qgTask
 }
 
 // qgJob is one run of a group kernel: the quantized activations and the
@@ -181,6 +184,23 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			sh.tasks = append(sh.tasks, qgTask{w, n0, min(n, n0+rows)})
 		}
 	}
+	// Q4_0 weights packed (fast_q4pack.go) where the CPU has the packed
+	// kernels: every weight or none, so that one kernel family serves the
+	// group.
+	// The kernel holds the packings (their memory lives as long as they
+	// do).
+	var packed []*q4Packed
+	if dt == ir.Q4_0 && q4PackOn() {
+		for i, n := range sh.ns {
+			p := sharedPackQ4(s.in[1+i].c.Data, n, K)
+			if p == nil {
+				packed = nil
+				break
+			}
+			packed = append(packed, p)
+		}
+		sh.packed = packed != nil
+	}
 	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		j := qgJobs.Get().(*qgJob)
@@ -188,8 +208,14 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		j.sh, j.err = sh, nil
 		j.x = in[0].Float32s()
 		j.ws, j.ys = j.ws[:0], j.ys[:0]
-		for _, w := range in[1:] {
-			j.ws = append(j.ws, w.Data)
+		if packed != nil {
+			for _, p := range packed {
+				j.ws = append(j.ws, p.data)
+			}
+		} else {
+			for _, w := range in[1:] {
+				j.ws = append(j.ws, w.Data)
+			}
 		}
 		for _, y := range out {
 			j.ys = append(j.ys, y.Float32s())
@@ -205,11 +231,16 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			// first call after QuantizeActs, and calls sharing them must
 			// not run concurrently until then: QRows.Init builds the one
 			// the row kernel reads; otherwise one weight row first, alone.
-			if j.rowsOK = j.rows.Init(sh.dt, &j.q); !j.rowsOK {
+			if sh.packed {
+				j.rowsOK = j.rows.InitQ4Packed(&j.q)
+			} else {
+				j.rowsOK = j.rows.Init(sh.dt, &j.q)
+			}
+			if !j.rowsOK {
 				if cap(j.prime) < M {
 					j.prime = make([]float32, M)
 				}
-				if err := kernels.QMatMul(nil, sh.dt, j.ws[0][:sh.rb], 1, &j.q, j.prime[:M], 1); err != nil {
+				if err := j.qmatmul(j.ws[0][:sh.rb], 1, j.prime[:M], 1); err != nil {
 					return err
 				}
 			}
@@ -269,6 +300,15 @@ func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
 	}
 	if j.rowsOK {
 		return j.rows.Run(w, rows, y)
+	}
+	return j.qmatmul(w, rows, y, ldy)
+}
+
+// qmatmul is kernels.QMatMul on the job's quantized activations, or its
+// packed twin for packed weights.
+func (j *qgJob) qmatmul(w []byte, rows int, y []float32, ldy int) error {
+	if j.sh.packed {
+		return kernels.QMatMulQ4Packed(nil, w, rows, &j.q, y, ldy)
 	}
 	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }

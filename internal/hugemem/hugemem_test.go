@@ -87,3 +87,48 @@ func thpEligible(addr uintptr) (bool, error) {
 	}
 	return false, fmt.Errorf("no mapping holds %#x", addr)
 }
+
+// TestSlabs: pieces are zeroed, writable, 64-byte aligned and disjoint;
+// a slab is unmapped only when its last piece is freed and it is full
+// (checked by writing to the other pieces after frees), and a large piece
+// gets its own mapping.
+func TestSlabs(t *testing.T) {
+	var a Slabs
+	var ps []*Piece
+	sizes := []int{100, 5000, 1 << 20, 3 << 20, SlabSize/2 + 1, 7, 2 << 20, 6 << 20}
+	for round := 0; round < 3; round++ {
+		for _, n := range sizes {
+			p, err := a.Alloc(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.B) != n || uintptr(unsafe.Pointer(&p.B[0]))%64 != 0 {
+				t.Fatalf("piece of %d: len %d at %p", n, len(p.B), &p.B[0])
+			}
+			for i := range p.B {
+				if p.B[i] != 0 {
+					t.Fatalf("piece of %d: byte %d is %d", n, i, p.B[i])
+				}
+			}
+			for i := range p.B {
+				p.B[i] = byte(len(ps))
+			}
+			ps = append(ps, p)
+		}
+	}
+	// Free every other piece, then check the rest kept their bytes.
+	for i := 0; i < len(ps); i += 2 {
+		ps[i].Free()
+	}
+	for i := 1; i < len(ps); i += 2 {
+		for j, v := range ps[i].B {
+			if v != byte(i) {
+				t.Fatalf("piece %d byte %d = %d after other pieces were freed", i, j, v)
+			}
+		}
+		ps[i].Free()
+	}
+	if p, err := a.Alloc(0); err != nil || len(p.B) != 0 {
+		t.Fatalf("Alloc(0) = %v, %v", p, err)
+	}
+}

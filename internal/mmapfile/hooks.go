@@ -40,3 +40,40 @@ func notifyUnmap(data []byte) {
 		f(lo, hi)
 	}
 }
+
+// The live mappings made by Map, for Release.
+var (
+	mapsMu sync.Mutex
+	maps   = map[uintptr]uintptr{} // start → end
+)
+
+func addMapping(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(&data[0]))
+	mapsMu.Lock()
+	maps[lo] = lo + uintptr(len(data))
+	mapsMu.Unlock()
+}
+
+func removeMapping(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	mapsMu.Lock()
+	delete(maps, uintptr(unsafe.Pointer(&data[0])))
+	mapsMu.Unlock()
+}
+
+// mapped reports whether [lo, hi) lies inside one live mapping.
+func mapped(lo, hi uintptr) bool {
+	mapsMu.Lock()
+	defer mapsMu.Unlock()
+	for a, b := range maps {
+		if a <= lo && hi <= b {
+			return true
+		}
+	}
+	return false
+}

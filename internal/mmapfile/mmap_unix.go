@@ -4,6 +4,7 @@ package mmapfile
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +29,34 @@ func Map(f *os.File) ([]byte, func() error, error) {
 		// Some filesystems cannot be mapped; read the file instead.
 		return read(f)
 	}
+	addMapping(data)
 	return data, func() error {
 		notifyUnmap(data)
+		removeMapping(data)
 		return unix.Munmap(data)
 	}, nil
+}
+
+// Release tells the kernel that the pages wholly inside b, a part of a
+// mapping made by Map, are not needed for now: they leave the process's
+// resident set (the page cache keeps them) and come back from the file if
+// touched again, so the bytes read the same. It reports whether it did;
+// for anything but a live mapping of Map (Go memory, a file read into
+// memory) it does nothing, since there dropping pages would lose them.
+func Release(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	hi := lo + uintptr(len(b))
+	if !mapped(lo, hi) {
+		return false
+	}
+	ps := uintptr(os.Getpagesize())
+	a, e := (lo+ps-1)&^(ps-1), hi&^(ps-1)
+	if a >= e {
+		return false
+	}
+	// The page-aligned interior of b, as a subslice of b.
+	return unix.Madvise(b[a-lo:e-lo], unix.MADV_DONTNEED) == nil
 }

@@ -35,12 +35,16 @@ import (
 //	                 2 scales and 2 biases 16·nsum_i (8 lanes a block,
 //	                 adding up to -128·Σa_i: the kernel adds 128 to the
 //	                 signed codes to use VPDPBUSD).
+//	qLayPacked16     the records of the lane-packed Q4_0 weights (q4p.go),
+//	                 16 blocks, lane j = block j, 640 bytes; built by
+//	                 qPacked16, not qGroups.
 type qLayout int
 
 const (
 	qLayLanes qLayout = iota + 1
 	qLayInterleaved
 	qLayQ8
+	qLayPacked16
 )
 
 // bytes returns the size of one record of the layout.

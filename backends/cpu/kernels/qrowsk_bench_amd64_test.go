@@ -13,8 +13,9 @@ import (
 // BenchmarkQRowsK times the decode rows kernel of Q4_0 (one thread, a
 // task's rows per call) on rows as short as a small model's (K = 768,
 // 2048) and as a 7B's (4096): "l2" reuses 128 KiB of weights (the
-// kernel's arithmetic ceiling), "cold" cycles through 256 MB. GB/s of
-// weight bytes per CPU second.
+// kernel's arithmetic ceiling), "cold" cycles through 256 MB; "gguf" is
+// the kernel on the GGUF block layout, "packed" the lane-packed one
+// (q4p.go). GB/s of weight bytes per CPU second.
 func BenchmarkQRowsK(b *testing.B) {
 	if BestISA() < AVX512 || !hasVNNI || !hasVBMI {
 		b.Skip("no AVX-512 VNNI/VBMI")
@@ -29,6 +30,8 @@ func BenchmarkQRowsK(b *testing.B) {
 			b.Fatal(err)
 		}
 		lay := qa.qGroups(qLayInterleaved)
+		var pr QRows
+		pr.InitQ4Packed(&qa)
 		y := make([]float32, batch)
 		for _, mode := range []string{"l2", "cold"} {
 			rows := batch
@@ -36,15 +39,28 @@ func BenchmarkQRowsK(b *testing.B) {
 				rows = (256 << 20) / rb / batch * batch
 			}
 			w, _ := randQWeights(r, ir.Q4_0, rows, K)
-			b.Run(fmt.Sprintf("K%d/%s", K, mode), func(b *testing.B) {
-				i := 0
-				c0 := cpuNow()
-				for b.Loop() {
-					q4G512rows(batch, nb/4, w[i*rb:(i+batch)*rb], rb, lay, y)
-					i = (i + batch) % rows
+			p, err := PackQ4Rows(w, rows, K)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, layout := range []string{"gguf", "packed"} {
+				if layout == "packed" && !Q4PackedSupported() {
+					continue
 				}
-				b.ReportMetric(float64(rb)*float64(batch)*float64(b.N)/(cpuNow()-c0)/1e9, "GB/s@cpu")
-			})
+				b.Run(fmt.Sprintf("K%d/%s/%s", K, mode, layout), func(b *testing.B) {
+					i := 0
+					c0 := cpuNow()
+					for b.Loop() {
+						if layout == "packed" {
+							_ = pr.Run(p[i*rb:(i+batch)*rb], batch, y)
+						} else {
+							q4G512rows(batch, nb/4, w[i*rb:(i+batch)*rb], rb, lay, y)
+						}
+						i = (i + batch) % rows
+					}
+					b.ReportMetric(float64(rb)*float64(batch)*float64(b.N)/(cpuNow()-c0)/1e9, "GB/s@cpu")
+				})
+			}
 		}
 	}
 }

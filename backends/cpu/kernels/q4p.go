@@ -1,0 +1,260 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// The lane-packed Q4_0 layout ("Q4_0 packed by sixteen"): a row of nb
+// Q4_0 blocks keeps its 18·nb bytes, but each run of 16 blocks (a group)
+// is stored as
+//
+//	[16 f16 scales, 32 bytes]
+//	[chunk 0, 64 bytes] … [chunk 3, 64 bytes]
+//
+// where dword b of chunk j holds bytes 4j..4j+3 of block b's 16 code
+// bytes: the low nibbles of chunk j are elements 4j..4j+3 of each block,
+// the high nibbles elements 16+4j..16+4j+3. The last nb%16 = t blocks form
+// a short group of the same shape with t lanes: 2t bytes of scales, then
+// four chunks of 4t bytes. A 512-bit vector of a chunk then has one block
+// per 32-bit lane, so one convert, one multiply and one FMA serve 16
+// blocks, and no byte permutes are needed: about 25 vector instructions
+// per 288 weight bytes against 56 for the GGUF layout's kernel (14 per four
+// blocks). PackQ4Rows builds it from GGUF Q4_0 rows; the matching
+// activation records are built by qPacked16.
+const q4pGroup = 16
+
+// PackQ4Rows returns the N×K Q4_0 weights w (GGUF block layout, row after
+// row) in the lane-packed layout the packed Q4_0 kernels read
+// (QMatMulQ4Packed, QRows.InitQ4Packed). Every row keeps its size, 18·K/32
+// bytes, so row ranges slice the same way in both layouts.
+func PackQ4Rows(w []byte, N, K int) ([]byte, error) {
+	if N < 0 || K < 0 {
+		return nil, fmt.Errorf("kernels: PackQ4Rows: %d×%d", N, K)
+	}
+	out := make([]byte, N*(K/qBlock)*18)
+	return out, PackQ4RowsTo(out, w, N, K)
+}
+
+// PackQ4RowsTo is PackQ4Rows into dst (18·N·K/32 bytes).
+func PackQ4RowsTo(dst, w []byte, N, K int) error {
+	if K%qBlock != 0 || N < 0 || K < 0 {
+		return fmt.Errorf("kernels: PackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
+	}
+	nb := K / qBlock
+	rb := nb * 18
+	if len(w) < N*rb || len(dst) < N*rb {
+		return fmt.Errorf("kernels: PackQ4Rows: %d bytes in, %d out cannot hold %d×%d q4_0 weights", len(w), len(dst), N, K)
+	}
+	for n := 0; n < N; n++ {
+		packQ4Row(dst[n*rb:(n+1)*rb], w[n*rb:(n+1)*rb], nb)
+	}
+	return nil
+}
+
+// packQ4Row packs one row of nb blocks from src into dst (both 18·nb
+// bytes).
+func packQ4Row(dst, src []byte, nb int) {
+	for g0 := 0; g0 < nb; g0 += q4pGroup {
+		t := min(q4pGroup, nb-g0)
+		d := dst[g0*18 : (g0+t)*18]
+		for b := 0; b < t; b++ {
+			blk := src[(g0+b)*18 : (g0+b+1)*18]
+			d[2*b], d[2*b+1] = blk[0], blk[1]
+			for j := 0; j < 4; j++ {
+				o := 2*t + j*4*t + 4*b
+				copy(d[o:o+4], blk[2+4*j:6+4*j])
+			}
+		}
+	}
+}
+
+// UnpackQ4Rows is PackQ4Rows' inverse: it returns the GGUF Q4_0 rows of
+// packed weights p (N×K).
+func UnpackQ4Rows(p []byte, N, K int) ([]byte, error) {
+	if K%qBlock != 0 || N < 0 || K < 0 {
+		return nil, fmt.Errorf("kernels: UnpackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
+	}
+	nb := K / qBlock
+	rb := nb * 18
+	if len(p) < N*rb {
+		return nil, fmt.Errorf("kernels: UnpackQ4Rows: %d bytes cannot hold %d×%d q4_0 weights", len(p), N, K)
+	}
+	out := make([]byte, N*rb)
+	for n := 0; n < N; n++ {
+		src, dst := p[n*rb:(n+1)*rb], out[n*rb:(n+1)*rb]
+		for g0 := 0; g0 < nb; g0 += q4pGroup {
+			t := min(q4pGroup, nb-g0)
+			s := src[g0*18 : (g0+t)*18]
+			for b := 0; b < t; b++ {
+				blk := dst[(g0+b)*18 : (g0+b+1)*18]
+				blk[0], blk[1] = s[2*b], s[2*b+1]
+				for j := 0; j < 4; j++ {
+					o := 2*t + j*4*t + 4*b
+					copy(blk[2+4*j:6+4*j], s[o:o+4])
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// q4pRec is the bytes of one activation record of the packed layout:
+// eight 64-byte chunks of activations (chunk j < 4: dword b = block b's
+// activations 4j..4j+3, the low nibbles' partners; chunk 4+j: its
+// activations 16+4j..16+4j+3), 16 float32 block scales and 16 int32
+// biases 8·nsum (the -8 offset of the codes). A short group's record has
+// the same size with its lanes past t zero.
+const q4pRec = 640
+
+// qPacked16 returns x's activation records for the packed Q4_0 layout,
+// ceil(nb/16) per row, building them on first use after QuantizeActs.
+func (q *QuantizedActs) qPacked16() []byte {
+	if q.g4ok == qLayPacked16 {
+		return q.g4
+	}
+	nb := q.K / qBlock
+	ng := (nb + q4pGroup - 1) / q4pGroup
+	q.g4 = growAligned(q.g4, q.M*ng*q4pRec)
+	clear(q.g4)
+	if len(q.qs) > 0 {
+		qs := unsafe.Slice((*byte)(unsafe.Pointer(&q.qs[0])), len(q.qs))
+		le := binary.LittleEndian
+		for m := 0; m < q.M; m++ {
+			for g := 0; g < ng; g++ {
+				r := (*[q4pRec]byte)(q.g4[(m*ng+g)*q4pRec:])
+				for i := 0; i < min(q4pGroup, nb-g*q4pGroup); i++ {
+					b := m*nb + g*q4pGroup + i
+					a := (*[32]byte)(qs[b*qBlock:])
+					for j := 0; j < 8; j++ {
+						le.PutUint32(r[64*j+4*i:], le.Uint32(a[4*j:]))
+					}
+					le.PutUint32(r[512+4*i:], math.Float32bits(q.d[b]))
+					le.PutUint32(r[576+4*i:], uint32(8*q.nsum[b]))
+				}
+			}
+		}
+	}
+	q.g4ok = qLayPacked16
+	return q.g4
+}
+
+// q4pKernel is a packed Q4_0 kernel for R activation rows (records ld
+// bytes apart; sums of weight row i to y[r·ldy+i]).
+type q4pKernel func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int)
+
+// q4pKernels holds the packed kernels for one, four and eight activation
+// rows where the CPU has them (q4p_amd64.go), else nils.
+var q4pKernels struct{ x1, x4, x8 q4pKernel }
+
+// Q4PackedSupported reports whether the lane-packed Q4_0 kernels run at
+// the current ISA level (AVX-512 with VNNI); where they do not,
+// PackQ4Rows' layout has no use.
+func Q4PackedSupported() bool { return q4pKernels.x1 != nil && CurrentISA() >= AVX512 }
+
+// q4pCheck reports whether a packed kernel call for R activation rows
+// has work, and panics if its operands are shorter than the assembly
+// reads or writes (callers check their inputs first: this is the last
+// guard against memory outside the slices).
+func q4pCheck(R, nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) bool {
+	if nr == 0 || nb == 0 {
+		return false
+	}
+	ng := (nb + q4pGroup - 1) / q4pGroup
+	if nr < 0 || rb < 18*nb || len(w) < (nr-1)*rb+18*nb || ld < ng*q4pRec ||
+		len(lay) < (R-1)*ld+ng*q4pRec || (R > 1 && ldy < nr) || len(y) < (R-1)*ldy+nr {
+		panic(fmt.Sprintf("kernels: packed q4_0 kernel: operands out of range (R=%d nr=%d nb=%d rb=%d len(w)=%d ld=%d len(lay)=%d ldy=%d len(y)=%d)",
+			R, nr, nb, rb, len(w), ld, len(lay), ldy, len(y)))
+	}
+	return true
+}
+
+// QMatMulQ4Packed is QMatMul for Q4_0 weights in PackQ4Rows' layout
+// (N×K): y[m, n] = Σ_k x[m, k]·w[n, k]. Every sum comes out the same
+// whatever x.M is (the one-, four- and eight-row kernels share one
+// summation order). It shares QMatMul's rules on x.
+func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int) error {
+	if !Q4PackedSupported() {
+		return fmt.Errorf("kernels: packed q4_0 matmul: %w on this CPU (wants AVX-512 VNNI)", ir.ErrUnsupported)
+	}
+	rb, err := qRowBytes(ir.Q4_0, x.K)
+	if err != nil {
+		return err
+	}
+	if len(w) < N*rb {
+		return fmt.Errorf("kernels: QMatMulQ4Packed: weights have %d bytes, want %d for %d×%d", len(w), N*rb, N, x.K)
+	}
+	if x.M > 0 && N > 0 && (ldy < N || len(y) < (x.M-1)*ldy+N) {
+		return fmt.Errorf("kernels: QMatMulQ4Packed: output has %d floats with ld %d, want %d×%d", len(y), ldy, x.M, N)
+	}
+	if x.M == 0 || N == 0 {
+		return nil
+	}
+	if x.K == 0 {
+		for m := 0; m < x.M; m++ {
+			clear(y[m*ldy : m*ldy+N])
+		}
+		return nil
+	}
+	j := q4pJobPool.Get().(*q4pJob)
+	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy}
+	j.ld = (j.nb + q4pGroup - 1) / q4pGroup * q4pRec
+	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
+	pool.RunStream((N+j.rows-1)/j.rows, j)
+	*j = q4pJob{}
+	q4pJobPool.Put(j)
+	return nil
+}
+
+// q4pJob is one QMatMulQ4Packed: tasks of rows weight rows.
+type q4pJob struct {
+	w         []byte
+	rb, nb    int
+	N, M      int
+	lay       []byte
+	ld        int
+	y         []float32
+	ldy, rows int
+}
+
+var q4pJobPool = sync.Pool{New: func() any { return new(q4pJob) }}
+
+// Task computes weight rows [t·rows, (t+1)·rows) for every activation
+// row: tiles of eight, then four, then one at a time.
+func (j *q4pJob) Task(_, t int) {
+	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
+	q4pRun(j.w[n0*j.rb:n1*j.rb], n1-n0, j.nb, j.rb, j.M, j.lay, j.ld, j.y[n0:], j.ldy)
+}
+
+// q4pRun runs nr weight rows (rb bytes apart) against M activation rows
+// of records (ld bytes apart) into y (leading dimension ldy).
+func q4pRun(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float32, ldy int) {
+	m := 0
+	for ; m+8 <= M; m += 8 {
+		q4pKernels.x8(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+	}
+	for ; m+4 <= M; m += 4 {
+		q4pKernels.x4(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+	}
+	for ; m < M; m++ {
+		q4pKernels.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+	}
+}
+
+// InitQ4Packed is Init for Q4_0 weights in PackQ4Rows' layout: Run then
+// computes rows exactly as QMatMulQ4Packed does at x.M == 1. It reports
+// false where the packed kernels do not run or x is not one row.
+func (r *QRows) InitQ4Packed(x *QuantizedActs) bool {
+	*r = QRows{}
+	if x.M != 1 || !Q4PackedSupported() || x.K == 0 || x.K%qBlock != 0 {
+		return false
+	}
+	nb := x.K / qBlock
+	*r = QRows{packed: true, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
+	return true
+}

@@ -1,0 +1,352 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "qrows_amd64.h"
+#include "prefetch_amd64.h"
+
+// The lane-packed Q4_0 kernels (q4p.go): weights in groups of 16 blocks
+// with one block per 32-bit lane, against activation records of 640 bytes
+// (eight chunks of activations, 16 scales, 16 biases). Every kernel runs
+// one group as P16W (the weights, once) and P16A (one activation row), in
+// the same order, into one float accumulator per activation row, and sums
+// it with HSUM: a row's result is the same whatever the number of
+// activation rows (speculative decoding verifies k tokens in one batch
+// against one-token decoding).
+//
+// Constants: Z29 = 0x0F bytes, Z30 = 0xF0 bytes; K1 the lane mask of the
+// row's short group (nb%16 lanes).
+
+// P16W loads one group of weights: the scales widened to float32 in Z8,
+// chunk j's low nibbles in Z(2j) and its high nibbles, left in place (16×
+// the code), in Z(2j+1). S is the scales' address, C0..C3 the chunks'.
+#define P16W(S, C0, C1, C2, C3) \
+	VMOVDQU64 C0, Z0 \
+	VMOVDQU64 C1, Z2 \
+	VMOVDQU64 C2, Z4 \
+	VMOVDQU64 C3, Z6 \
+	P16SPLIT \
+	VCVTPH2PS S, Z8
+
+// P16WT is P16W for the row's short group: lanes past K1 load as zero
+// (and read nothing).
+#define P16WT(S, C0, C1, C2, C3) \
+	VMOVDQU32.Z C0, K1, Z0 \
+	VMOVDQU32.Z C1, K1, Z2 \
+	VMOVDQU32.Z C2, K1, Z4 \
+	VMOVDQU32.Z C3, K1, Z6 \
+	P16SPLIT \
+	VCVTPH2PS.Z S, K1, Z8
+
+// P16SPLIT splits the codes in Z0, Z2, Z4, Z6 into low nibbles (in place)
+// and high nibbles (Z1, Z3, Z5, Z7).
+#define P16SPLIT \
+	VPANDD Z0, Z30, Z1 \
+	VPANDD Z0, Z29, Z0 \
+	VPANDD Z2, Z30, Z3 \
+	VPANDD Z2, Z29, Z2 \
+	VPANDD Z4, Z30, Z5 \
+	VPANDD Z4, Z29, Z4 \
+	VPANDD Z6, Z30, Z7 \
+	VPANDD Z6, Z29, Z6
+
+// P16A adds the group's dot products with the activation record at rec
+// into acc: the bias (-8·Σa per block) and the low nibbles' products in
+// two int32 chains, the high nibbles' (16× the code) in two more, shifted
+// back by 4 (exact: each is a multiple of 16), then one convert, the
+// scales' product and one FMA. Z9..Z12 are scratch.
+#define P16A(rec, acc) \
+	VMOVDQU32 576 rec, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPDPBUSD rec, Z0, Z9 \
+	VPDPBUSD 64 rec, Z2, Z10 \
+	VPDPBUSD 128 rec, Z4, Z9 \
+	VPDPBUSD 192 rec, Z6, Z10 \
+	VPDPBUSD 256 rec, Z1, Z11 \
+	VPDPBUSD 320 rec, Z3, Z12 \
+	VPDPBUSD 384 rec, Z5, Z11 \
+	VPDPBUSD 448 rec, Z7, Z12 \
+	P16FIN \
+	VMULPS 512 rec, Z8, Z10 \
+	VFMADD231PS Z9, Z10, acc
+
+// P16R is P16A with the record in registers (P16LOADA): the decode GEMV
+// runs two weight rows against one load of it.
+#define P16R(acc) \
+	VMOVDQA32 Z28, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPDPBUSD Z20, Z0, Z9 \
+	VPDPBUSD Z21, Z2, Z10 \
+	VPDPBUSD Z22, Z4, Z9 \
+	VPDPBUSD Z23, Z6, Z10 \
+	VPDPBUSD Z24, Z1, Z11 \
+	VPDPBUSD Z25, Z3, Z12 \
+	VPDPBUSD Z26, Z5, Z11 \
+	VPDPBUSD Z27, Z7, Z12 \
+	P16FIN \
+	VMULPS Z31, Z8, Z10 \
+	VFMADD231PS Z9, Z10, acc
+
+// P16FIN adds P16A's four int32 chains into Z9 and converts it to float.
+#define P16FIN \
+	VPADDD Z12, Z11, Z11 \
+	VPSRAD $4, Z11, Z11 \
+	VPADDD Z10, Z9, Z9 \
+	VPADDD Z11, Z9, Z9 \
+	VCVTDQ2PS Z9, Z9
+
+// P16LOADA loads the activation record at DI for P16R: chunks into
+// Z20..Z27, the biases into Z28, the scales into Z31.
+#define P16LOADA \
+	VMOVDQU64 (DI), Z20 \
+	VMOVDQU64 64(DI), Z21 \
+	VMOVDQU64 128(DI), Z22 \
+	VMOVDQU64 192(DI), Z23 \
+	VMOVDQU64 256(DI), Z24 \
+	VMOVDQU64 320(DI), Z25 \
+	VMOVDQU64 384(DI), Z26 \
+	VMOVDQU64 448(DI), Z27 \
+	VMOVDQU64 576(DI), Z28 \
+	VMOVDQU64 512(DI), Z31
+
+// P16FULL and P16TAIL load a full group at SI and the short group at SI
+// (t = nb%16 lanes: scales at SI, chunks 4t bytes apart from SI+2t; AX,
+// DX and R14 are scratch).
+#define P16FULL P16W((SI), 32(SI), 96(SI), 160(SI), 224(SI))
+
+#define P16TAIL P16TAILAT(SI)
+
+// P16TAILAT is P16TAIL for the short group at base.
+#define P16TAILAT(base) \
+	MOVQ nb+8(FP), AX \
+	ANDQ $15, AX \
+	LEAQ (base)(AX*2), DX \
+	SHLQ $2, AX \
+	LEAQ (DX)(AX*2), R14 \
+	P16WT((base), (DX), (DX)(AX*1), (R14), (R14)(AX*1))
+
+// ROWPF2 is ROWPF (prefetch_amd64.h) for the pair of rows at R13: up to
+// QPF past the second row's end.
+#define ROWPF2(lloop, ldone) \
+	LEAQ QPF(R13)(BX*2), DX \
+lloop: \
+	CMPQ R10, DX \
+	JGE ldone \
+	PREFETCHT0 (R10) \
+	ADDQ $64, R10 \
+	JMP lloop \
+ldone:
+
+// P16CONSTS loads Z29, Z30 and K1 (from nb+8(FP)).
+#define P16CONSTS \
+	MOVL $0x0F0F0F0F, AX \
+	VPBROADCASTD AX, Z29 \
+	MOVL $0xF0F0F0F0, AX \
+	VPBROADCASTD AX, Z30 \
+	MOVQ nb+8(FP), CX \
+	ANDQ $15, CX \
+	MOVL $1, AX \
+	SHLL CX, AX \
+	DECL AX \
+	KMOVW AX, K1
+
+// P16X4 and P16X8 run the group loaded by P16W against four (eight)
+// activation rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 = 3·R8), and
+// the same from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).
+#define P16X4 \
+	P16A((DI), Z16) \
+	P16A((DI)(R8*1), Z17) \
+	P16A((DI)(R8*2), Z18) \
+	P16A((DI)(R9*1), Z19)
+
+#define P16X8 \
+	P16X4 \
+	P16A((BX), Z20) \
+	P16A((BX)(R8*1), Z21) \
+	P16A((BX)(R8*2), Z22) \
+	P16A((BX)(R9*1), Z23)
+
+// P16STORE4 stores the sums of Z16..Z19 at R11, R11+R15, … (R15 the bytes
+// between two output rows); P16STORE8 those of Z16..Z23.
+#define P16STORE4 \
+	MOVQ R11, AX \
+	HSUM(Z16, Y16, 0) \
+	ADDQ R15, AX \
+	HSUM(Z17, Y17, 0) \
+	ADDQ R15, AX \
+	HSUM(Z18, Y18, 0) \
+	ADDQ R15, AX \
+	HSUM(Z19, Y19, 0)
+
+#define P16STORE8 \
+	P16STORE4 \
+	ADDQ R15, AX \
+	HSUM(Z20, Y20, 0) \
+	ADDQ R15, AX \
+	HSUM(Z21, Y21, 0) \
+	ADDQ R15, AX \
+	HSUM(Z22, Y22, 0) \
+	ADDQ R15, AX \
+	HSUM(Z23, Y23, 0)
+
+// P16Z4 and P16Z8 clear the accumulators of four (eight) rows.
+#define P16Z4 ZERO4(Z16, Z17, Z18, Z19)
+
+#define P16Z8 \
+	P16Z4 \
+	ZERO4(Z20, Z21, Z22, Z23)
+
+// P16MANY is the body of the kernels for several activation rows
+// (func(nr, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy
+// int)): per weight row, ZEROS clears the accumulators, X runs each group
+// against the rows, STORE stores the row's sums.
+#define P16MANY(ZEROS, X, STORE, lrow, lloop, ltail, ldone, lend) \
+	P16CONSTS \
+	MOVQ nr+0(FP), R12 \
+	MOVQ w+16(FP), R13 \
+	MOVQ y+48(FP), R11 \
+	MOVQ ld+40(FP), R8 \
+	LEAQ (R8)(R8*2), R9 \
+	MOVQ ldy+56(FP), R15 \
+	SHLQ $2, R15 \
+	TESTQ R12, R12 \
+	JEQ lend \
+lrow: \
+	MOVQ nb+8(FP), CX \
+	SHRQ $4, CX \
+	MOVQ R13, SI \
+	MOVQ lay+32(FP), DI \
+	LEAQ (DI)(R8*4), BX \
+	ZEROS \
+	TESTQ CX, CX \
+	JEQ ltail \
+lloop: \
+	P16FULL \
+	X \
+	ADDQ $288, SI \
+	ADDQ $640, DI \
+	ADDQ $640, BX \
+	DECQ CX \
+	JNZ lloop \
+ltail: \
+	KORTESTW K1, K1 \
+	JEQ ldone \
+	P16TAIL \
+	X \
+ldone: \
+	STORE \
+	ADDQ $4, R11 \
+	ADDQ rb+24(FP), R13 \
+	DECQ R12 \
+	JNZ lrow \
+lend: \
+	VZEROUPPER \
+	RET
+
+// func dotQ4P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32)
+//
+// The decode GEMV's rows: y[i] = weight row i (rb bytes apart) · the
+// activation row whose records are at lay, for nr rows. Rows go two at a
+// time against one load of each activation record (P16R: a core loads one
+// 512-bit vector a cycle, and the activations were half of the loads), the
+// last odd one alone. Each weight line is prefetched once (ROWPF; for a
+// pair, up to QPF past the second row).
+TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-48
+	P16CONSTS
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+40(FP), R11
+	MOVQ rb+24(FP), BX
+	TESTQ R12, R12
+	JEQ q4pr_end
+	ROWPFINIT
+	CMPQ R12, $2
+	JLT q4pr_one
+q4pr_pair:
+	ROWPF2(q4pr_pf2, q4pr_pf2done)
+	MOVQ nb+8(FP), CX
+	SHRQ $4, CX
+	MOVQ R13, SI
+	MOVQ lay+32(FP), DI
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ CX, CX
+	JEQ q4pr_ptail
+q4pr_ploop:
+	P16LOADA
+	P16FULL
+	P16R(Z16)
+	P16W(0(SI)(BX*1), 32(SI)(BX*1), 96(SI)(BX*1), 160(SI)(BX*1), 224(SI)(BX*1))
+	P16R(Z17)
+	ADDQ $288, SI
+	ADDQ $640, DI
+	DECQ CX
+	JNZ q4pr_ploop
+q4pr_ptail:
+	KORTESTW K1, K1
+	JEQ q4pr_pdone
+	P16LOADA
+	P16TAIL
+	P16R(Z16)
+	LEAQ (SI)(BX*1), SI
+	P16TAILAT(SI)
+	P16R(Z17)
+q4pr_pdone:
+	MOVQ R11, AX
+	HSUM(Z16, Y16, 0)
+	HSUM(Z17, Y17, 4)
+	ADDQ $8, R11
+	LEAQ (R13)(BX*2), R13
+	SUBQ $2, R12
+	CMPQ R12, $2
+	JGE q4pr_pair
+	TESTQ R12, R12
+	JEQ q4pr_end
+q4pr_one:
+	ROWPF(q4pr_pf, q4pr_pfdone)
+	MOVQ nb+8(FP), CX
+	SHRQ $4, CX
+	MOVQ R13, SI
+	MOVQ lay+32(FP), DI
+	VPXORD Z16, Z16, Z16
+	TESTQ CX, CX
+	JEQ q4pr_tail
+q4pr_loop:
+	P16FULL
+	P16A((DI), Z16)
+	ADDQ $288, SI
+	ADDQ $640, DI
+	DECQ CX
+	JNZ q4pr_loop
+q4pr_tail:
+	KORTESTW K1, K1
+	JEQ q4pr_done
+	P16TAIL
+	P16A((DI), Z16)
+q4pr_done:
+	MOVQ R11, AX
+	HSUM(Z16, Y16, 0)
+	ADDQ $4, R11
+	ADDQ BX, R13
+	DECQ R12
+	JNZ q4pr_one
+q4pr_end:
+	VZEROUPPER
+	RET
+
+// func dotQ4P512x4rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ4P512rows for four activation rows (records ld bytes apart): each
+// group is loaded and split once for the four; the sums of weight row i
+// go to y[r·ldy+i].
+TEXT ·dotQ4P512x4rows(SB), NOSPLIT, $0-64
+	P16MANY(P16Z4, P16X4, P16STORE4, q4px4_row, q4px4_loop, q4px4_tail, q4px4_done, q4px4_end)
+
+// func dotQ4P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ4P512x4rows for eight activation rows.
+TEXT ·dotQ4P512x8rows(SB), NOSPLIT, $0-64
+	P16MANY(P16Z8, P16X8, P16STORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)

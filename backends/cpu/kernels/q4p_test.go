@@ -1,0 +1,108 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// TestPackQ4RowsRoundTrip: packing then unpacking gives the GGUF rows
+// back, for row lengths with and without a short group.
+func TestPackQ4RowsRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, K := range []int{32, 96, 512, 544, 768, 896, 4864} {
+		w, _ := randQWeights(r, ir.Q4_0, 5, K)
+		p, err := PackQ4Rows(w, 5, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := UnpackQ4Rows(p, 5, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(u) != string(w) {
+			t.Fatalf("K=%d: unpack(pack(w)) != w", K)
+		}
+	}
+	if _, err := PackQ4Rows(make([]byte, 10), 1, 64); err == nil {
+		t.Fatal("PackQ4Rows accepted 10 bytes for 1×64")
+	}
+	if _, err := PackQ4Rows(nil, 1, 33); err == nil {
+		t.Fatal("PackQ4Rows accepted K=33")
+	}
+}
+
+// TestQMatMulQ4Packed checks the packed kernels against the plain Go
+// row dot product on the GGUF layout (dotQ4Generic) for random shapes:
+// blocks per row with and without a short group (1..40, 152), and
+// activation rows M = 1..11 (the eight-, four- and one-row kernels and
+// their mixes). Every sum must also equal the one QRows computes for that
+// activation row alone (one summation order for any M).
+func TestQMatMulQ4Packed(t *testing.T) {
+	if !Q4PackedSupported() {
+		t.Skip("no AVX-512 VNNI: the packed q4_0 kernels do not run here")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	pool := NewPool(3)
+	defer pool.Close()
+	nbs := []int{1, 2, 3, 7, 8, 15, 16, 17, 24, 28, 31, 32, 33, 40, 152}
+	for _, nb := range nbs {
+		for _, M := range []int{1, 2, 3, 4, 5, 8, 9, 11} {
+			K := nb * qBlock
+			N := 1 + r.IntN(37)
+			t.Run(fmt.Sprintf("nb%d/M%d/N%d", nb, M, N), func(t *testing.T) {
+				w, _ := randQWeights(r, ir.Q4_0, N, K)
+				p, err := PackQ4Rows(w, N, K)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := randFloats(r, M*K)
+				var q QuantizedActs
+				if err := QuantizeActs(&q, x, K, M, K); err != nil {
+					t.Fatal(err)
+				}
+				ldy := N + 3
+				y := make([]float32, M*ldy)
+				for i := range y {
+					y[i] = float32(math.NaN())
+				}
+				if err := QMatMulQ4Packed(pool, p, N, &q, y, ldy); err != nil {
+					t.Fatal(err)
+				}
+				for m := 0; m < M; m++ {
+					// The same activation row alone.
+					var q1 QuantizedActs
+					if err := QuantizeActs(&q1, x[m*K:(m+1)*K], K, 1, K); err != nil {
+						t.Fatal(err)
+					}
+					var rows QRows
+					if !rows.InitQ4Packed(&q1) {
+						t.Fatal("InitQ4Packed declined one row")
+					}
+					y1 := make([]float32, N)
+					if err := rows.Run(p, N, y1); err != nil {
+						t.Fatal(err)
+					}
+					for n := 0; n < N; n++ {
+						want := dotQ4Generic(nb, w[n*nb*18:(n+1)*nb*18], q.qs[m*K:(m+1)*K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb])
+						got := y[m*ldy+n]
+						if d := math.Abs(float64(got - want)); d > 1e-4*(1+math.Abs(float64(want))) || math.IsNaN(float64(got)) {
+							t.Fatalf("y[%d,%d] = %g, plain row dot %g", m, n, got, want)
+						}
+						if math.Float32bits(got) != math.Float32bits(y1[n]) {
+							t.Fatalf("y[%d,%d] = %g at M=%d but %g alone", m, n, got, M, y1[n])
+						}
+					}
+					for n := N; n < ldy && m < M-1; n++ {
+						if !math.IsNaN(float64(y[m*ldy+n])) {
+							t.Fatalf("y[%d,%d] past N written", m, n)
+						}
+					}
+				}
+			})
+		}
+	}
+}
