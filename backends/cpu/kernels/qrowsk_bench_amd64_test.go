@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/weftrt/weft/internal/hugemem"
+
 	"github.com/weftrt/weft/ir"
 )
 
@@ -15,11 +17,13 @@ import (
 // 2048) and as a 7B's (4096): "l2" reuses 128 KiB of weights (the
 // kernel's arithmetic ceiling), "cold" cycles through 256 MB; "gguf" is
 // the kernel on the GGUF block layout, "packed" the lane-packed one
-// (q4p.go). GB/s of weight bytes per CPU second.
+// (q4p.go) on huge pages, as the CPU backend keeps it. GB/s of weight
+// bytes per CPU second.
 func BenchmarkQRowsK(b *testing.B) {
 	if BestISA() < AVX512 || !hasVNNI || !hasVBMI {
 		b.Skip("no AVX-512 VNNI/VBMI")
 	}
+	var slabs hugemem.Slabs
 	for _, K := range []int{768, 2048, 4096} {
 		nb := K / qBlock
 		rb := nb * 18
@@ -39,10 +43,16 @@ func BenchmarkQRowsK(b *testing.B) {
 				rows = (256 << 20) / rb / batch * batch
 			}
 			w, _ := randQWeights(r, ir.Q4_0, rows, K)
-			p, err := PackQ4Rows(w, rows, K)
+			// The packed weights on huge pages outside the Go heap, as the
+			// CPU backend keeps them (fast_q4pack.go).
+			piece, err := slabs.Alloc(len(w))
 			if err != nil {
 				b.Fatal(err)
 			}
+			if err := PackQ4RowsTo(piece.B, w, rows, K); err != nil {
+				b.Fatal(err)
+			}
+			p := piece.B
 			for _, layout := range []string{"gguf", "packed"} {
 				if layout == "packed" && !Q4PackedSupported() {
 					continue
@@ -61,6 +71,7 @@ func BenchmarkQRowsK(b *testing.B) {
 					b.ReportMetric(float64(rb)*float64(batch)*float64(b.N)/(cpuNow()-c0)/1e9, "GB/s@cpu")
 				})
 			}
+			piece.Free()
 		}
 	}
 }
