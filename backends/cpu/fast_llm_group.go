@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -46,8 +47,8 @@ type qgShape struct {
 	// row follows the batch.
 	apart bool
 	half  bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
-	// packed: Q4_0 weights packed (fast_q4pack.go); the job's weights are
-	// the packed copies.
+	// packed: Q4_0 weights repacked (fast_weightcopy.go); the job's
+	// weights are the packed copies.
 	packed bool
 	tasks  []qgTask
 }
@@ -184,22 +185,33 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			sh.tasks = append(sh.tasks, qgTask{w, n0, min(n, n0+rows)})
 		}
 	}
-	// Q4_0 weights packed (fast_q4pack.go) where the CPU has the packed
-	// kernels: every weight or none, so that one kernel family serves the
-	// group.
-	// The kernel holds the packings (their memory lives as long as they
-	// do).
-	var packed []*q4Packed
+	// The weights' copies (fast_weightcopy.go): Q4_0 repacked where the
+	// CPU has the packed kernels (every weight or none, so that one kernel
+	// family serves the group), else each weight copied to huge pages
+	// where that applies (wdata[i] nil: read in place). The kernel holds
+	// the copies: their memory lives as long as they do.
+	var held []*weightCopy
+	wdata := make([][]byte, nw)
 	if dt == ir.Q4_0 && q4PackOn() {
 		for i, n := range sh.ns {
-			p := sharedPackQ4(s.in[1+i].c.Data, n, K)
-			if p == nil {
-				packed = nil
+			c := sharedPackQ4(s.in[1+i].c.Data, n, K)
+			if c == nil {
+				held = nil
 				break
 			}
-			packed = append(packed, p)
+			held = append(held, c)
+			wdata[i] = c.data
 		}
-		sh.packed = packed != nil
+		sh.packed = held != nil
+	}
+	if !sh.packed {
+		clear(wdata)
+		for i, n := range sh.ns {
+			if c := residentWeight(s.in[1+i].c.Data, n, K); c != nil {
+				held = append(held, c)
+				wdata[i] = c.data
+			}
+		}
 	}
 	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
@@ -208,15 +220,14 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		j.sh, j.err = sh, nil
 		j.x = in[0].Float32s()
 		j.ws, j.ys = j.ws[:0], j.ys[:0]
-		if packed != nil {
-			for _, p := range packed {
-				j.ws = append(j.ws, p.data)
-			}
-		} else {
-			for _, w := range in[1:] {
+		for i, w := range in[1:] {
+			if wdata[i] != nil {
+				j.ws = append(j.ws, wdata[i])
+			} else {
 				j.ws = append(j.ws, w.Data)
 			}
 		}
+		defer runtime.KeepAlive(held)
 		for _, y := range out {
 			j.ys = append(j.ys, y.Float32s())
 		}

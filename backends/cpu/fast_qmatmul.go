@@ -17,8 +17,9 @@ var qactsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 // buildFastQMatMul handles QMatMul with a constant Q8_0, Q4_0, Q4_K or Q6_K
 // weight and float32 activations: the activations are quantized to q8
 // blocks of 32 once, then integer dot products per block (per K-quant
-// sub-block). Other weight types decline. Q4_0 weights are packed
-// (fast_q4pack.go) where the CPU has the packed kernels.
+// sub-block). Other weight types decline. The kernel reads its own copy
+// of the weight (fast_weightcopy.go): Q4_0 repacked where the CPU has the
+// packed kernels, others on huge pages where that applies.
 func buildFastQMatMul(s *nodeSpec) intoKernel {
 	x, w, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !w.ok || w.c == nil || x.dt != ir.Float32 || y.dt != ir.Float32 {
@@ -47,25 +48,31 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 	M := numel(x.shape) / K
 	dt, pool := w.dt, s.pool
 	if dt == ir.Q4_0 && q4PackOn() {
-		if p := sharedPackQ4(w.c.Data, N, K); p != nil {
-			// The packed copy (fast_q4pack.go) stands for the constant.
+		if c := sharedPackQ4(w.c.Data, N, K); c != nil {
+			// The packed copy (fast_weightcopy.go) stands for the
+			// constant; the kernel holds it.
 			return func(in, out []*ir.Tensor, _ []byte) error {
 				q := qactsPool.Get().(*kernels.QuantizedActs)
 				defer qactsPool.Put(q)
 				if err := kernels.QuantizeActs(q, in[0].Float32s(), K, M, K); err != nil {
 					return err
 				}
-				return kernels.QMatMulQ4Packed(pool, p.data, N, q, out[0].Float32s(), N)
-				// p (and so its memory) lives as long as this kernel.
+				return kernels.QMatMulQ4Packed(pool, c.data, N, q, out[0].Float32s(), N)
 			}
 		}
 	}
+	// A copy on huge pages where that applies (fast_weightcopy.go).
+	c := residentWeight(w.c.Data, N, K)
 	return func(in, out []*ir.Tensor, _ []byte) error {
 		q := qactsPool.Get().(*kernels.QuantizedActs)
 		defer qactsPool.Put(q)
 		if err := kernels.QuantizeActs(q, in[0].Float32s(), K, M, K); err != nil {
 			return err
 		}
-		return kernels.QMatMul(pool, dt, in[1].Data, N, q, out[0].Float32s(), N)
+		wd := in[1].Data
+		if c != nil {
+			wd = c.data
+		}
+		return kernels.QMatMul(pool, dt, wd, N, q, out[0].Float32s(), N)
 	}
 }

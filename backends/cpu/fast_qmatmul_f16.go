@@ -10,8 +10,9 @@ import (
 func init() { registerIntoFirst(buildFastHalfQMatMul, "QMatMul") }
 
 // buildFastHalfQMatMul handles QMatMul with a constant F16 or BF16 weight
-// [N, K] and float32 activations: the weight is read in place (a zero-copy
-// mmap'd constant stays so) and widened to f32 in registers by
+// [N, K] and float32 activations: the weight is read in place, or from
+// its copy on huge pages where that applies (fast_weightcopy.go), and
+// widened to f32 in registers by
 // kernels.HalfMatMul: a streaming GEMV at one row, dot-product kernels for
 // a few rows, and for many rows K tiles converted on the fly for the SGEMM
 // micro-kernels. Other weight types decline (the block-quantized builder
@@ -51,11 +52,17 @@ func buildFastHalfQMatMul(s *nodeSpec) intoKernel {
 		aOff = l.add(aLen)
 	}
 	s.scratch = l.bytes()
+	// A copy on huge pages where that applies (fast_weightcopy.go).
+	c := residentWeight(w.c.Data, N, K)
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		var abuf []float32
 		if aLen > 0 {
 			abuf = region(scratch, aOff, aLen)
 		}
-		return kernels.HalfMatMulBuf(pool, dt, in[1].Data, N, K, in[0].Float32s(), K, M, out[0].Float32s(), N, abuf)
+		wd := in[1].Data
+		if c != nil {
+			wd = c.data
+		}
+		return kernels.HalfMatMulBuf(pool, dt, wd, N, K, in[0].Float32s(), K, M, out[0].Float32s(), N, abuf)
 	}
 }

@@ -69,9 +69,9 @@ type llmBenchResult struct {
 	// TouchedBytes is not measured), plus the KV cache, plus 64 MiB.
 	KVBytes      int64 `json:"kv_cache_bytes"`
 	TouchedBytes int64 `json:"touched_weight_bytes,omitempty"`
-	// PackedBytes is the part of TouchedBytes that the CPU backend holds
-	// as repacked copies (cpu.PackedWeightBytes) instead of file pages.
-	PackedBytes int64 `json:"packed_weight_bytes,omitempty"`
+	// CopiedBytes is the part of TouchedBytes that the CPU backend holds
+	// as copies of weights (cpu.WeightCopyBytes) instead of file pages.
+	CopiedBytes int64 `json:"copied_weight_bytes,omitempty"`
 	RSSBudget   int64 `json:"rss_budget_bytes"`
 	// The read bandwidth and decode's share of it are measured together:
 	// a second greedy generation of the same prompt and length runs one
@@ -192,11 +192,11 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	r.KVBytes = 2 * int64(mm.Layers*mm.KVHeads*mm.Capacity) * mm.KVType.Bytes(int64(mm.HeadDim))
 	touched := r.WeightBytes
 	if b, ok := touchedFileBytes(path); ok && b > 0 {
-		// Weights the CPU backend repacked (Q4_0 on AVX-512) live in
-		// memory of their own, and their file pages were released: they
-		// count as touched.
-		r.PackedBytes = cpu.PackedWeightBytes()
-		b += r.PackedBytes
+		// Weights the CPU backend copied (to huge pages; Q4_0 repacked)
+		// live in memory of their own, and their file pages were
+		// released: they count as touched.
+		r.CopiedBytes = cpu.WeightCopyBytes()
+		b += r.CopiedBytes
 		r.TouchedBytes, touched = b, b
 	}
 	r.RSSBudget = touched + r.KVBytes + 64<<20
@@ -339,8 +339,8 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		what, wb := "weights per token", r.WeightBytes
 		if r.TouchedBytes > 0 {
 			what, wb = "touched weights", r.TouchedBytes
-			if r.PackedBytes > 0 {
-				what = fmt.Sprintf("touched weights (%.1f MB of them repacked)", float64(r.PackedBytes)/1e6)
+			if r.CopiedBytes > 0 {
+				what = fmt.Sprintf("touched weights (%.1f MB of them copied)", float64(r.CopiedBytes)/1e6)
 			}
 		}
 		fmt.Fprintf(w, "  peak RSS %.1f MB (bound: %.1f MB of %s + %.1f MB of KV cache + 64 MiB = %.1f MB)\n", float64(r.PeakRSS)/1e6,

@@ -77,3 +77,13 @@ func mapped(lo, hi uintptr) bool {
 	}
 	return false
 }
+
+// Mapped reports whether b lies inside one live mapping made by Map (its
+// bytes are file pages, which Release may drop).
+func Mapped(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	return mapped(lo, lo+uintptr(len(b)))
+}

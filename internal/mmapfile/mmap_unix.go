@@ -60,3 +60,18 @@ func Release(b []byte) bool {
 	// The page-aligned interior of b, as a subslice of b.
 	return unix.Madvise(b[a-lo:e-lo], unix.MADV_DONTNEED) == nil
 }
+
+// Prefault asks the kernel to map the pages of b, a part of a mapping
+// made by Map, in one call (MADV_POPULATE_READ, Linux 5.14 on) before a
+// caller reads all of it: page by page, the faults of a 270 MB weight copy
+// cost more than the copy. Elsewhere, or where refused, it does nothing.
+func Prefault(b []byte) {
+	if len(b) == 0 || !Mapped(b) {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	ps := uintptr(os.Getpagesize())
+	a := lo &^ (ps - 1)
+	// The whole pages around b, as a slice of the mapping.
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(&b[0]), -int(lo-a))), len(b)+int(lo-a)), madvPopulateRead)
+}

@@ -60,16 +60,18 @@ func PackQ4RowsTo(dst, w []byte, N, K int) error {
 // packQ4Row packs one row of nb blocks from src into dst (both 18·nb
 // bytes).
 func packQ4Row(dst, src []byte, nb int) {
+	le := binary.LittleEndian
 	for g0 := 0; g0 < nb; g0 += q4pGroup {
 		t := min(q4pGroup, nb-g0)
 		d := dst[g0*18 : (g0+t)*18]
+		c0, c1, c2, c3 := d[2*t:], d[6*t:], d[10*t:], d[14*t:]
 		for b := 0; b < t; b++ {
-			blk := src[(g0+b)*18 : (g0+b+1)*18]
-			d[2*b], d[2*b+1] = blk[0], blk[1]
-			for j := 0; j < 4; j++ {
-				o := 2*t + j*4*t + 4*b
-				copy(d[o:o+4], blk[2+4*j:6+4*j])
-			}
+			blk := (*[18]byte)(src[(g0+b)*18:])
+			le.PutUint16(d[2*b:], le.Uint16(blk[0:]))
+			le.PutUint32(c0[4*b:], le.Uint32(blk[2:]))
+			le.PutUint32(c1[4*b:], le.Uint32(blk[6:]))
+			le.PutUint32(c2[4*b:], le.Uint32(blk[10:]))
+			le.PutUint32(c3[4*b:], le.Uint32(blk[14:]))
 		}
 	}
 }

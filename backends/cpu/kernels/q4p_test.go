@@ -106,3 +106,17 @@ func TestQMatMulQ4Packed(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPackQ4Rows times the repacking of a 2048×768 weight (a
+// compile-time cost of the packed kernels), in bytes per second.
+func BenchmarkPackQ4Rows(b *testing.B) {
+	const N, K = 2048, 768
+	w, _ := randQWeights(rand.New(rand.NewPCG(1, 2)), ir.Q4_0, N, K)
+	dst := make([]byte, len(w))
+	b.SetBytes(int64(len(w)))
+	for b.Loop() {
+		if err := PackQ4RowsTo(dst, w, N, K); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

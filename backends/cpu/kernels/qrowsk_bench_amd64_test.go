@@ -44,7 +44,7 @@ func BenchmarkQRowsK(b *testing.B) {
 			}
 			w, _ := randQWeights(r, ir.Q4_0, rows, K)
 			// The packed weights on huge pages outside the Go heap, as the
-			// CPU backend keeps them (fast_q4pack.go).
+			// CPU backend keeps them (fast_weightcopy.go).
 			piece, err := slabs.Alloc(len(w))
 			if err != nil {
 				b.Fatal(err)
