@@ -106,19 +106,31 @@ func sharedWeight(w []byte, key weightKey) *weightCopy {
 	if c := weightCache.get(key); c != nil {
 		return c
 	}
-	mmapfile.Prefault(w)
 	piece, err := weightSlabs.Alloc(len(w))
 	if err != nil {
 		return nil
 	}
-	if key.packQ4 {
-		if err := kernels.PackQ4RowsTo(piece.B, w, key.N, key.K); err != nil {
+	// In runs of rows of about 4 MiB: each run's file pages are mapped in
+	// one call, copied, then released, so that the resident set never
+	// holds a whole large weight twice (a 49 MB F16 output matrix did).
+	rb := len(w) / max(key.N, 1)
+	step := max(1, (4<<20)/max(rb, 1))
+	for n0 := 0; n0 < key.N; n0 += step {
+		n1 := min(key.N, n0+step)
+		src, dst := w[n0*rb:n1*rb], piece.B[n0*rb:n1*rb]
+		mmapfile.Prefault(src)
+		if key.packQ4 {
+			err = kernels.PackQ4RowsTo(dst, src, n1-n0, key.K)
+		} else {
+			copy(dst, src)
+		}
+		if err != nil {
 			piece.Free()
 			return nil
 		}
-	} else {
-		copy(piece.B, w)
+		mmapfile.Release(src)
 	}
+	copy(piece.B[key.N*rb:], w[key.N*rb:])
 	weightCopies.Add(1)
 	weightBytes.Add(int64(len(piece.B)))
 	c := &weightCopy{data: piece.B}
@@ -127,6 +139,6 @@ func sharedWeight(w []byte, key weightKey) *weightCopy {
 		piece.Free()
 	}, piece)
 	weightCache.put(key, w, c)
-	mmapfile.Release(w)
+	mmapfile.Release(w) // the pages the runs' edges shared
 	return c
 }
