@@ -24,6 +24,11 @@
 #define ROWPF(lloop, ldone) \
 	MOVQ rb+24(FP), DX \
 	LEAQ QPF(R13)(DX*1), DX \
+	PFUPTO(lloop, ldone)
+
+// PFUPTO prefetches the lines from R10 up to DX, one PREFETCHT0 a line,
+// and leaves R10 there.
+#define PFUPTO(lloop, ldone) \
 lloop: \
 	CMPQ R10, DX \
 	JGE ldone \

@@ -184,24 +184,9 @@ func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32,
 	if !Q4PackedSupported() {
 		return fmt.Errorf("kernels: packed q4_0 matmul: %w on this CPU (wants AVX-512 VNNI)", ir.ErrUnsupported)
 	}
-	rb, err := qRowBytes(ir.Q4_0, x.K)
-	if err != nil {
+	rb, done, err := qMatMulArgs("QMatMulQ4Packed", ir.Q4_0, w, N, x, y, ldy)
+	if done || err != nil {
 		return err
-	}
-	if len(w) < N*rb {
-		return fmt.Errorf("kernels: QMatMulQ4Packed: weights have %d bytes, want %d for %d×%d", len(w), N*rb, N, x.K)
-	}
-	if x.M > 0 && N > 0 && (ldy < N || len(y) < (x.M-1)*ldy+N) {
-		return fmt.Errorf("kernels: QMatMulQ4Packed: output has %d floats with ld %d, want %d×%d", len(y), ldy, x.M, N)
-	}
-	if x.M == 0 || N == 0 {
-		return nil
-	}
-	if x.K == 0 {
-		for m := 0; m < x.M; m++ {
-			clear(y[m*ldy : m*ldy+N])
-		}
-		return nil
 	}
 	j := q4pJobPool.Get().(*q4pJob)
 	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy}

@@ -120,24 +120,9 @@ func qRowBytes(dt ir.DType, K int) (int, error) {
 // QuantizeActs may build kernel-specific layouts of the activations in x
 // (qlay.go, qk.go), so calls sharing one x must not run concurrently.
 func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []float32, ldy int) error {
-	rb, err := qRowBytes(dt, x.K)
-	if err != nil {
+	rb, done, err := qMatMulArgs("QMatMul", dt, w, N, x, y, ldy)
+	if done || err != nil {
 		return err
-	}
-	if len(w) < N*rb {
-		return fmt.Errorf("kernels: QMatMul: %v weights have %d bytes, want %d for %d×%d", dt, len(w), N*rb, N, x.K)
-	}
-	if x.M > 0 && N > 0 && (ldy < N || len(y) < (x.M-1)*ldy+N) {
-		return fmt.Errorf("kernels: QMatMul: output has %d floats with ld %d, want %d×%d", len(y), ldy, x.M, N)
-	}
-	if x.M == 0 || N == 0 {
-		return nil
-	}
-	if x.K == 0 {
-		for m := 0; m < x.M; m++ {
-			clear(y[m*ldy : m*ldy+N])
-		}
-		return nil
 	}
 	if dt == ir.Q4_K || dt == ir.Q6_K {
 		qkMatMul(pool, dt, w, rb, N, x, y, ldy)
@@ -179,6 +164,32 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 	*j = qJob{outs: outs}
 	qJobPool.Put(j)
 	return nil
+}
+
+// qMatMulArgs checks the operands of QMatMul (named name in errors) for
+// weights of dtype dt and returns the bytes of a weight row; done reports
+// that nothing is left to compute (no rows, or K = 0: y is then zero).
+func qMatMulArgs(name string, dt ir.DType, w []byte, N int, x *QuantizedActs, y []float32, ldy int) (rb int, done bool, err error) {
+	rb, err = qRowBytes(dt, x.K)
+	if err != nil {
+		return 0, true, err
+	}
+	if len(w) < N*rb {
+		return 0, true, fmt.Errorf("kernels: %s: %v weights have %d bytes, want %d for %d×%d", name, dt, len(w), N*rb, N, x.K)
+	}
+	if x.M > 0 && N > 0 && (ldy < N || len(y) < (x.M-1)*ldy+N) {
+		return 0, true, fmt.Errorf("kernels: %s: output has %d floats with ld %d, want %d×%d", name, len(y), ldy, x.M, N)
+	}
+	if x.M == 0 || N == 0 {
+		return rb, true, nil
+	}
+	if x.K == 0 {
+		for m := 0; m < x.M; m++ {
+			clear(y[m*ldy : m*ldy+N])
+		}
+		return rb, true, nil
+	}
+	return rb, false, nil
 }
 
 // groupedFunc returns dt's grouped one-row kernel at isa and its layout,
