@@ -305,7 +305,11 @@ func (j *kvAttnJob) Task(w, t int) {
 			m := min(n, p+1-j0) // keys of this tile the query sees
 			qi := qs[s*D : (s+1)*D]
 			sc := scores[:m]
-			j.scoresTile(qi, kt, kh, kvh*P+j0, m, sc, krb, vrb, j.dt != ir.Q8_0)
+			if half {
+				scoresKVHalf(qi, kh, D, m, sc)
+			} else {
+				scoresKV(qi, kt, D, m, sc)
+			}
 			mx := kernels.Max(sc)
 			state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 			acc := state[2:]
@@ -336,38 +340,6 @@ func (j *kvAttnJob) Task(w, t int) {
 		inv := 1 / state[1]
 		for i, a := range state[2:] {
 			yo[i] = a * inv
-		}
-	}
-}
-
-// kvPFRows is the rows a chunk of the scores pass prefetches ahead.
-const kvPFRows = 16
-
-// scoresTile sets sc[c] to the query qi times key row c of the tile (f32
-// rows kt, or f16 rows kh, m of them), in chunks of kvPFRows rows. Where
-// the tile's rows are read in place (direct, cache row r0 first) each
-// chunk first prefetches the key rows two chunks on and the value rows of
-// its own chunk, which the accumulation pass reads next: the weak
-// hardware prefetchers of a guest left a head's keys and values (a few
-// tens of KB each, after the weights swept the caches) to demand misses.
-// A 110M Llama's attention at 148–448 positions, two threads (per-op
-// trace, alternating runs): 243–265 → 222–250 µs a token; one thread
-// (26 GB/s of keys and values already): no change; four chunks ahead
-// instead of two: slower.
-func (j *kvAttnJob) scoresTile(qi, kt []float32, kh []uint16, r0, m int, sc []float32, krb, vrb int, direct bool) {
-	D := j.D
-	for c0 := 0; c0 < m; c0 += kvPFRows {
-		c1 := min(m, c0+kvPFRows)
-		if direct {
-			if p0 := c0 + 2*kvPFRows; p0 < m {
-				prefetchRows(j.k[(r0+p0)*krb : (r0+min(m, p0+kvPFRows))*krb])
-			}
-			prefetchRows(j.v[(r0+c0)*vrb : (r0+c1)*vrb])
-		}
-		if kh != nil {
-			scoresKVHalf(qi, kh[c0*D:c1*D], D, c1-c0, sc[c0:c1])
-		} else {
-			scoresKV(qi, kt[c0*D:c1*D], D, c1-c0, sc[c0:c1])
 		}
 	}
 }
