@@ -27,8 +27,11 @@ type LLMBench struct {
 	PeakRSS   int64   `json:"peak_rss_bytes,omitempty"`
 	KVBytes   int64   `json:"kv_cache_bytes"`
 	// TouchedBytes is the model file's pages resident after the run (the
-	// weights it touched; absent in older results and off Linux).
+	// weights it touched; absent in older results and off Linux), plus
+	// CopiedBytes, the weights the CPU backend read from copies of its own
+	// (on huge pages; absent in older results).
 	TouchedBytes int64 `json:"touched_weight_bytes,omitempty"`
+	CopiedBytes  int64 `json:"copied_weight_bytes,omitempty"`
 	// RSSBudget is the bound on the peak RSS: the touched weights (or,
 	// without TouchedBytes, the weights a token reads) + KV cache + 64 MiB.
 	RSSBudget int64 `json:"rss_budget_bytes"`
