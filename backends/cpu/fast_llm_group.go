@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -50,6 +49,7 @@ type qgShape struct {
 	// packed: Q4_0 weights repacked (fast_weightcopy.go); the job's
 	// weights are the packed copies.
 	packed bool
+	copies []*weightCopy // per weight, or nil (fast_weightcopy.go)
 	tasks  []qgTask
 }
 
@@ -188,29 +188,21 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	// The weights' copies (fast_weightcopy.go): Q4_0 repacked where the
 	// CPU has the packed kernels (every weight or none, so that one kernel
 	// family serves the group), else each weight copied to huge pages
-	// where that applies (wdata[i] nil: read in place). The kernel holds
-	// the copies: their memory lives as long as they do.
-	var held []*weightCopy
-	wdata := make([][]byte, nw)
-	if dt == ir.Q4_0 && q4PackOn() {
-		for i, n := range sh.ns {
-			c := sharedPackQ4(s.in[1+i].c.Data, n, K)
-			if c == nil {
-				held = nil
+	// where that applies (nil: read in place). The shape, and so the
+	// kernel, holds them: their memory lives as long as they do.
+	sh.copies = make([]*weightCopy, nw)
+	sh.packed = dt == ir.Q4_0 && q4PackOn()
+	for i, n := range sh.ns {
+		if sh.packed {
+			if sh.copies[i] = sharedPackQ4(s.in[1+i].c.Data, n, K); sh.copies[i] == nil {
+				sh.packed = false
 				break
 			}
-			held = append(held, c)
-			wdata[i] = c.data
 		}
-		sh.packed = held != nil
 	}
 	if !sh.packed {
-		clear(wdata)
 		for i, n := range sh.ns {
-			if c := residentWeight(s.in[1+i].c.Data, n, K); c != nil {
-				held = append(held, c)
-				wdata[i] = c.data
-			}
+			sh.copies[i] = residentWeight(s.in[1+i].c.Data, n, K)
 		}
 	}
 	pool := s.pool
@@ -221,13 +213,12 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		j.x = in[0].Float32s()
 		j.ws, j.ys = j.ws[:0], j.ys[:0]
 		for i, w := range in[1:] {
-			if wdata[i] != nil {
-				j.ws = append(j.ws, wdata[i])
+			if c := sh.copies[i]; c != nil {
+				j.ws = append(j.ws, c.data)
 			} else {
 				j.ws = append(j.ws, w.Data)
 			}
 		}
-		defer runtime.KeepAlive(held)
 		for _, y := range out {
 			j.ys = append(j.ys, y.Float32s())
 		}

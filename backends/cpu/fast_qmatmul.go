@@ -47,22 +47,18 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 	}
 	M := numel(x.shape) / K
 	dt, pool := w.dt, s.pool
-	if dt == ir.Q4_0 && q4PackOn() {
-		if c := sharedPackQ4(w.c.Data, N, K); c != nil {
-			// The packed copy (fast_weightcopy.go) stands for the
-			// constant; the kernel holds it.
-			return func(in, out []*ir.Tensor, _ []byte) error {
-				q := qactsPool.Get().(*kernels.QuantizedActs)
-				defer qactsPool.Put(q)
-				if err := kernels.QuantizeActs(q, in[0].Float32s(), K, M, K); err != nil {
-					return err
-				}
-				return kernels.QMatMulQ4Packed(pool, c.data, N, q, out[0].Float32s(), N)
-			}
-		}
+	// The kernel's copy of the weight (fast_weightcopy.go), which it
+	// holds: Q4_0 repacked, or else a copy on huge pages; nil where it
+	// reads the constant in place.
+	var c *weightCopy
+	packed := dt == ir.Q4_0 && q4PackOn()
+	if packed {
+		c = sharedPackQ4(w.c.Data, N, K)
+		packed = c != nil
 	}
-	// A copy on huge pages where that applies (fast_weightcopy.go).
-	c := residentWeight(w.c.Data, N, K)
+	if !packed {
+		c = residentWeight(w.c.Data, N, K)
+	}
 	return func(in, out []*ir.Tensor, _ []byte) error {
 		q := qactsPool.Get().(*kernels.QuantizedActs)
 		defer qactsPool.Put(q)
@@ -72,6 +68,9 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 		wd := in[1].Data
 		if c != nil {
 			wd = c.data
+		}
+		if packed {
+			return kernels.QMatMulQ4Packed(pool, wd, N, q, out[0].Float32s(), N)
 		}
 		return kernels.QMatMul(pool, dt, wd, N, q, out[0].Float32s(), N)
 	}

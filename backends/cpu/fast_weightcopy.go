@@ -29,7 +29,9 @@ import (
 //
 // On 2 MiB pages a cold decode GEMV reads 15–20% faster (BenchmarkQRowsK
 // at K = 2048 and 4096), and decode of Q4_0 models went from 70–85% of the
-// read bandwidth to 86–100% (weft bench, alternating runs): the TLB and
+// read bandwidth to 86–100% (weft bench, alternating runs, one thread, in
+// the state of this host where its cores' memory is far; in the near
+// state the two measured alike): the TLB and
 // page walks of 4 KiB pages, which the weight stream crosses every 4 KiB,
 // were what held one core's stream below the read probe's. The copies
 // live outside the Go heap (hugemem.Slabs): in it, a heap goal of twice 70

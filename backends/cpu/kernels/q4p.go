@@ -242,6 +242,12 @@ func (r *QRows) InitQ4Packed(x *QuantizedActs) bool {
 		return false
 	}
 	nb := x.K / qBlock
-	*r = QRows{packed: true, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
+	*r = QRows{rows: q4pRows, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
 	return true
+}
+
+// q4pRows is the packed one-row kernel as a qGroupRows (ng: blocks per
+// row).
+func q4pRows(nr, nb int, w []byte, rb int, lay []byte, y []float32) {
+	q4pKernels.x1(nr, nb, w, rb, lay, len(lay), y, nr)
 }

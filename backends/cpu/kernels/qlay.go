@@ -54,14 +54,19 @@ func (l qLayout) bytes() int {
 		return 256
 	case qLayInterleaved:
 		return 192
+	case qLayPacked16:
+		return q4pRec
 	}
 	return 80
 }
 
 // blocks returns the number of blocks per record.
 func (l qLayout) blocks() int {
-	if l == qLayQ8 {
+	switch l {
+	case qLayQ8:
 		return 2
+	case qLayPacked16:
+		return q4pGroup
 	}
 	return 4
 }

@@ -14,12 +14,9 @@ import (
 // has just swept, cost a few percent of the step.
 type QRows struct {
 	rows qGroupRows
-	// packed: the lane-packed Q4_0 kernel (q4p.go); ng is then blocks
-	// per row.
-	packed bool
-	ng     int // records per row
-	rb     int // bytes per weight row
-	lay    []byte
+	ng   int // records per row (blocks per row for the packed Q4_0 kernel)
+	rb   int // bytes per weight row
+	lay  []byte
 }
 
 // Init binds r to x for weights of dtype dt and reports whether the row
@@ -46,17 +43,13 @@ func (r *QRows) Init(dt ir.DType, x *QuantizedActs) bool {
 
 // Run sets y[i] = weight row i · the activations for the nr rows of w.
 func (r *QRows) Run(w []byte, nr int, y []float32) error {
-	if r.rows == nil && !r.packed {
+	if r.rows == nil {
 		return fmt.Errorf("kernels: QRows: not initialized")
 	}
 	if nr < 0 || len(w) < nr*r.rb || len(y) < nr {
 		return fmt.Errorf("kernels: QRows: %d rows of %d bytes from %d bytes into %d floats", nr, r.rb, len(w), len(y))
 	}
-	switch {
-	case nr == 0:
-	case r.packed:
-		q4pKernels.x1(nr, r.ng, w, r.rb, r.lay, len(r.lay), y, nr)
-	default:
+	if nr > 0 {
 		r.rows(nr, r.ng, w, r.rb, r.lay, y)
 	}
 	return nil
