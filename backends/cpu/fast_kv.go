@@ -191,9 +191,17 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 	if j.dt == ir.Q8_0 {
 		j.tile = kvTile
 	}
-	j.scOff, j.stOff, j.qsOff = l.add(j.tile), l.add(S*(Dv+2)), l.add(S*D)
-	j.per = l.n
+	// The grouped path (fast_kv_group.go) keeps ng·tile scores and the
+	// states and queries of kvGroupS·ng queries; the per-head path one
+	// tile's and S's.
 	workers := s.pool.Workers()
+	j.gs, j.nsub = kvGroupPlan(H/Hkv, B*Hkv, workers)
+	qn := S
+	if H > Hkv {
+		qn = max(S, min(S, kvGroupS)*j.gs)
+	}
+	j.scOff, j.stOff, j.qsOff = l.add(j.tile*j.gs), l.add(qn*(Dv+2)), l.add(qn*D)
+	j.per = l.n
 	s.scratch = workers * j.per * 4
 	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
@@ -216,16 +224,20 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 			macs += int(p+1) * (D + Dv)
 		}
 		macs *= H
+		tasks := B * H
+		if job.grp = job.grouped(); job.grp {
+			tasks = B * Hkv * j.nsub
+		}
 		if macs < minKVParallel || workers == 1 {
 			job.buf = f32View(scratch, j.per)
-			for t := 0; t < B*H; t++ {
+			for t := 0; t < tasks; t++ {
 				job.Task(0, t)
 			}
 		} else {
 			job.buf = f32View(scratch, workers*j.per)
 			// Region order: a worker's next head is usually task t+1,
 			// whose first rows Task prefetches as it ends.
-			pool.RunRegions(B*H, job)
+			pool.RunRegions(tasks, job)
 		}
 		*job = kvAttnJob{}
 		kvAttnJobs.Put(job)
@@ -240,7 +252,9 @@ type kvAttnJob struct {
 	dt                            ir.DType
 	scale                         float32
 	kOff, vOff, scOff, stOff, per int
-	qsOff                         int // the queries times scale
+	qsOff                         int  // the queries times scale
+	gs, nsub                      int  // grouped path: query heads a task, tasks a KV head
+	grp                           bool // this run takes the grouped path
 	q, y                          []float32
 	k, v                          []byte    // the caches
 	kf, vf                        []float32 // f32 caches, viewed
@@ -255,6 +269,10 @@ var kvAttnJobs = sync.Pool{New: func() any { return new(kvAttnJob) }}
 // position, a tile at a time; f32 and f16 rows are read where they lie
 // (f16 widened in registers), Q8_0 tiles are widened into scratch first.
 func (j *kvAttnJob) Task(w, t int) {
+	if j.grp {
+		j.groupTask(w, t)
+		return
+	}
 	b, h := t/j.H, t%j.H
 	S, D, Dv, P := j.S, j.D, j.Dv, j.P
 	kvh := b*j.Hkv + h/(j.H/j.Hkv)
@@ -272,9 +290,7 @@ func (j *kvAttnJob) Task(w, t int) {
 	}
 	last := int64(0)
 	for s := 0; s < S; s++ {
-		st[s*(Dv+2)] = float32(math.Inf(-1)) // running maximum
-		st[s*(Dv+2)+1] = 0                   // running sum
-		clear(st[s*(Dv+2)+2 : (s+1)*(Dv+2)])
+		kvInitState(st[s*(Dv+2) : (s+1)*(Dv+2)])
 		last = max(last, j.pos[b*S+s])
 	}
 	half := j.dt == ir.Float16
@@ -310,19 +326,9 @@ func (j *kvAttnJob) Task(w, t int) {
 			} else {
 				scoresKV(qi, kt, D, m, sc)
 			}
-			mx := kernels.Max(sc)
 			state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 			acc := state[2:]
-			if mx > state[0] {
-				corr := expKV(state[0] - mx)
-				state[0] = mx
-				state[1] *= corr
-				for i := range acc {
-					acc[i] *= corr
-				}
-			}
-			// The weights e^(score−max) and their sum, in SIMD lanes.
-			state[1] += kernels.ExpSum(sc, state[0])
+			kvSoftmaxStep(state, sc)
 			if half {
 				accumKVHalf(acc, sc, vh, Dv, m)
 			} else {
@@ -334,13 +340,41 @@ func (j *kvAttnJob) Task(w, t int) {
 		j.prefetchHead(b*j.Hkv+(h+1)/(j.H/j.Hkv), min(kvTile, int(last)+1), krb, vrb)
 	}
 	for s := 0; s < S; s++ {
-		state := st[s*(Dv+2) : (s+1)*(Dv+2)]
 		row := (b*j.H+h)*S + s
-		yo := j.y[row*Dv : (row+1)*Dv]
-		inv := 1 / state[1]
-		for i, a := range state[2:] {
-			yo[i] = a * inv
+		kvFinish(st[s*(Dv+2):(s+1)*(Dv+2)], j.y[row*Dv:(row+1)*Dv])
+	}
+}
+
+// kvSoftmaxStep folds a tile's scores sc into a query's online-softmax
+// state (running maximum, sum, then the accumulators): the accumulators
+// and sum are rescaled where the maximum rises, and sc becomes the
+// weights e^(score−max), whose sum is added.
+func kvSoftmaxStep(state, sc []float32) {
+	mx := kernels.Max(sc)
+	if mx > state[0] {
+		corr := expKV(state[0] - mx)
+		state[0] = mx
+		state[1] *= corr
+		for i := range state[2:] {
+			state[2+i] *= corr
 		}
+	}
+	// The weights e^(score−max) and their sum, in SIMD lanes.
+	state[1] += kernels.ExpSum(sc, state[0])
+}
+
+// kvInitState clears a query's online-softmax state.
+func kvInitState(state []float32) {
+	state[0] = float32(math.Inf(-1)) // running maximum
+	state[1] = 0                     // running sum
+	clear(state[2:])
+}
+
+// kvFinish writes a query's output: its accumulators over its sum.
+func kvFinish(state, yo []float32) {
+	inv := 1 / state[1]
+	for i, a := range state[2:] {
+		yo[i] = a * inv
 	}
 }
 

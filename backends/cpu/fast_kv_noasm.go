@@ -16,3 +16,15 @@ func loadQ8(dst []float32, src []byte)                              { loadQ8Go(d
 func prefetchRows([]byte) {}
 
 func prefetchRowsW([]byte) {}
+
+// Without assembly KVAttention runs a head at a time (the grouped path
+// has no plain-Go kernels: its gain is the widening it shares).
+func kvGroupKernels() bool { return false }
+
+func scoresKVHalfG(q []float32, ng int, k []uint16, n int, out []float32, ldo int) {
+	scoresKVHalfGroupGo(q, ng, k, 64, n, out, ldo)
+}
+
+func accumKVHalfG(acc []float32, lda, ng int, w []float32, ldw int, v []uint16, n int) {
+	accumKVHalfGroupGo(acc, lda, ng, w, ldw, v, 64, n)
+}

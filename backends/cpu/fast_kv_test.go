@@ -144,6 +144,8 @@ func TestKVAttentionGroupedHeads(t *testing.T) {
 				{1, 8, 2, 3, 200, 128, 150}, // wide heads, several queries
 				{2, 6, 3, 2, 120, 32, 90},   // two batches
 				{1, 7, 1, 1, 97, 64, 96},    // one KV head, a partial last tile
+				{1, 16, 2, 1, 130, 64, 129}, // groups of 8: two accumulation passes
+				{2, 8, 1, 20, 60, 64, 30},   // more queries than a grouped task holds at once
 			} {
 				for _, workers := range []int{1, 3, 5} {
 					kvAttentionCase(t, r, dt, tc, workers)

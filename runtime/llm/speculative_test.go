@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weftrt/weft"
 	"github.com/weftrt/weft/frontend/gguf"
 	"github.com/weftrt/weft/frontend/llama"
 	"github.com/weftrt/weft/ir"
@@ -415,5 +416,44 @@ func BenchmarkSpeculative(b *testing.B) {
 			b.ReportMetric(met.DecodeTokensPerSec(), "tok/s")
 			b.ReportMetric(met.AcceptanceRate(), "accepted/proposed")
 		})
+	}
+}
+
+// TestSpeculativeGreedyMatchesGroupedF16 is TestSpeculativeGreedyMatches
+// where the CPU backend's grouped-query attention runs (an f16 cache, head
+// size 64, eight query heads on one KV head): verifying k drafted tokens in
+// one pass gives each the bits a decode step gives it.
+func TestSpeculativeGreedyMatchesGroupedF16(t *testing.T) {
+	const capacity, steps = 96, 32
+	cfg, w, err := llama.LoadLlama2C(writeCheckpoint(t, 512, 96, 2, 8, 1, 70, 128, true, 13))
+	require.NoError(t, err)
+	compileF16 := func(cfg llama.Config, w *llama.Weights, seqs ...int) *llm.Model {
+		var rs []llm.Runner
+		for _, s := range seqs {
+			g, err := llama.Build(cfg, w, llama.Mode{Seq: s, Capacity: capacity, KVType: ir.Float16})
+			require.NoError(t, err)
+			m, err := weft.New(g, weft.Options{OptLevel: 2})
+			require.NoError(t, err)
+			rs = append(rs, m)
+		}
+		m, err := llm.New(rs...)
+		require.NoError(t, err)
+		return m
+	}
+	target := compileF16(cfg, w, 1, 2, 3, 4, 5, 6, 7, 8)
+	dcfg, dw := firstLayers(cfg, w, 1)
+	draft := compileF16(dcfg, dw, 1, 8)
+	ctx := context.Background()
+	for _, prompt := range [][]int32{{1}, {3, 7, 2, 8, 1, 4, 4, 9, 11, 2, 60, 33}} {
+		var want []int32
+		_, err := target.Generate(ctx, prompt, llm.Options{MaxTokens: steps}, collect(&want))
+		require.NoError(t, err)
+		for _, k := range []int{1, 4, 7} {
+			var got []int32
+			met, err := llm.Speculate(ctx, target, draft, prompt, llm.SpecOptions{Options: llm.Options{MaxTokens: steps}, K: k}, collect(&got))
+			require.NoError(t, err)
+			require.Equal(t, want, got, "prompt %v, k %d", prompt, k)
+			require.Positive(t, met.Accepted, "k %d: the draft agreed nowhere, so nothing was verified in a batch", k)
+		}
 	}
 }

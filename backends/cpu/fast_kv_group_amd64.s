@@ -1,0 +1,307 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// AVX-512 kernels of KVAttention for query heads that share a KV head
+// (grouped-query attention), head size 64, f16 caches (fast_kv_group.go):
+// each cache row is widened once for every query of the group, where the
+// one-head kernels (fast_kv_avx512_amd64.s) widen it once per query head.
+// A query's arithmetic depends only on the row and the number of rows, so
+// its result does not depend on the other queries in the call.
+
+// KSUM4 adds the four rows' products with one query (its 64 elements in
+// Z16..Z19, the rows widened in Z0..Z15, row r's chunk j in Z(4r+j)) and
+// stores the four sums at (R13): per row, chunks 0 and 2 into one chain,
+// 1 and 3 into another; the chains added, folded to four lanes l0..l3,
+// then (l0+l2)+(l1+l3), as the one-row path sums a row: a row's score
+// does not depend on whether it falls in a block of four. (EVEX forms
+// only: the VEX horizontal adds cannot reach Z16..Z31.)
+#define KSUM4 \
+	VMULPS Z0, Z16, Z20 \
+	VMULPS Z1, Z17, Z24 \
+	VMULPS Z4, Z16, Z21 \
+	VMULPS Z5, Z17, Z25 \
+	VMULPS Z8, Z16, Z22 \
+	VMULPS Z9, Z17, Z26 \
+	VMULPS Z12, Z16, Z23 \
+	VMULPS Z13, Z17, Z27 \
+	VFMADD231PS Z2, Z18, Z20 \
+	VFMADD231PS Z3, Z19, Z24 \
+	VFMADD231PS Z6, Z18, Z21 \
+	VFMADD231PS Z7, Z19, Z25 \
+	VFMADD231PS Z10, Z18, Z22 \
+	VFMADD231PS Z11, Z19, Z26 \
+	VFMADD231PS Z14, Z18, Z23 \
+	VFMADD231PS Z15, Z19, Z27 \
+	VADDPS Z24, Z20, Z20 \
+	VADDPS Z25, Z21, Z21 \
+	VADDPS Z26, Z22, Z22 \
+	VADDPS Z27, Z23, Z23 \
+	VEXTRACTF64X4 $1, Z20, Y24 \
+	VEXTRACTF64X4 $1, Z21, Y25 \
+	VEXTRACTF64X4 $1, Z22, Y26 \
+	VEXTRACTF64X4 $1, Z23, Y27 \
+	VADDPS Y24, Y20, Y20 \
+	VADDPS Y25, Y21, Y21 \
+	VADDPS Y26, Y22, Y22 \
+	VADDPS Y27, Y23, Y23 \
+	VEXTRACTF32X4 $1, Y20, X24 \
+	VEXTRACTF32X4 $1, Y21, X25 \
+	VEXTRACTF32X4 $1, Y22, X26 \
+	VEXTRACTF32X4 $1, Y23, X27 \
+	VADDPS X24, X20, X20 \
+	VADDPS X25, X21, X21 \
+	VADDPS X26, X22, X22 \
+	VADDPS X27, X23, X23 \
+	VUNPCKLPS X21, X20, X24 \
+	VUNPCKHPS X21, X20, X25 \
+	VADDPS X25, X24, X24 \
+	VUNPCKLPS X23, X22, X25 \
+	VUNPCKHPS X23, X22, X26 \
+	VADDPS X26, X25, X25 \
+	VMOVLHPS X25, X24, X26 \
+	VMOVHLPS X24, X25, X27 \
+	VADDPS X27, X26, X26 \
+	VMOVUPS X26, (R13)
+
+// func kvScoresF16G64(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
+//
+// out[i·ldo+c] = q[i·64:(i+1)·64]·k[c·64:(c+1)·64] for i < ng, c < n:
+// four rows at a time, widened into registers once for the ng queries,
+// then row by row. Rows are prefetched 32 ahead, as in the one-head
+// kernels.
+TEXT ·kvScoresF16G64(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ ng+8(FP), R8
+	MOVQ k+16(FP), DI
+	MOVQ n+24(FP), R9
+	MOVQ out+32(FP), R10
+	MOVQ ldo+40(FP), R12
+	SHLQ $2, R12
+
+ksg4:
+	CMPQ R9, $4
+	JL ksg1
+	PREFETCHT0 4096(DI)
+	PREFETCHT0 4160(DI)
+	PREFETCHT0 4224(DI)
+	PREFETCHT0 4288(DI)
+	PREFETCHT0 4352(DI)
+	PREFETCHT0 4416(DI)
+	PREFETCHT0 4480(DI)
+	PREFETCHT0 4544(DI)
+	VCVTPH2PS 0(DI), Z0
+	VCVTPH2PS 32(DI), Z1
+	VCVTPH2PS 64(DI), Z2
+	VCVTPH2PS 96(DI), Z3
+	VCVTPH2PS 128(DI), Z4
+	VCVTPH2PS 160(DI), Z5
+	VCVTPH2PS 192(DI), Z6
+	VCVTPH2PS 224(DI), Z7
+	VCVTPH2PS 256(DI), Z8
+	VCVTPH2PS 288(DI), Z9
+	VCVTPH2PS 320(DI), Z10
+	VCVTPH2PS 352(DI), Z11
+	VCVTPH2PS 384(DI), Z12
+	VCVTPH2PS 416(DI), Z13
+	VCVTPH2PS 448(DI), Z14
+	VCVTPH2PS 480(DI), Z15
+	MOVQ SI, R11
+	MOVQ R10, R13
+	MOVQ R8, CX
+
+ksg4q:
+	VMOVUPS 0(R11), Z16
+	VMOVUPS 64(R11), Z17
+	VMOVUPS 128(R11), Z18
+	VMOVUPS 192(R11), Z19
+	KSUM4
+	ADDQ $256, R11
+	ADDQ R12, R13
+	DECQ CX
+	JNZ ksg4q
+	ADDQ $512, DI
+	ADDQ $16, R10
+	SUBQ $4, R9
+	JMP ksg4
+
+ksg1:
+	TESTQ R9, R9
+	JZ ksgdone
+	VCVTPH2PS 0(DI), Z0
+	VCVTPH2PS 32(DI), Z1
+	VCVTPH2PS 64(DI), Z2
+	VCVTPH2PS 96(DI), Z3
+	MOVQ SI, R11
+	MOVQ R10, R13
+	MOVQ R8, CX
+
+ksg1q:
+	VMULPS 0(R11), Z0, Z20
+	VMULPS 64(R11), Z1, Z24
+	VFMADD231PS 128(R11), Z2, Z20
+	VFMADD231PS 192(R11), Z3, Z24
+	VADDPS Z24, Z20, Z20
+	VEXTRACTF64X4 $1, Z20, Y24
+	VADDPS Y24, Y20, Y20
+	VEXTRACTF32X4 $1, Y20, X24
+	VADDPS X24, X20, X20
+	VMOVHLPS X20, X20, X24
+	VADDPS X24, X20, X20
+	VMOVSHDUP X20, X24
+	VADDPS X24, X20, X20
+	VMOVSS X20, (R13)
+	ADDQ $256, R11
+	ADDQ R12, R13
+	DECQ CX
+	JNZ ksg1q
+	ADDQ $128, DI
+	ADDQ $4, R10
+	DECQ R9
+	JMP ksg1
+
+ksgdone:
+	VZEROUPPER
+	RET
+
+// GACC adds row CX of v (widened in Z28..Z31) times query i's weight
+// (w_i at base, broadcast from memory) into query i's accumulators.
+#define GACC(base, a0, a1, a2, a3) \
+	VFMADD231PS.BCST (base)(CX*4), Z28, a0 \
+	VFMADD231PS.BCST (base)(CX*4), Z29, a1 \
+	VFMADD231PS.BCST (base)(CX*4), Z30, a2 \
+	VFMADD231PS.BCST (base)(CX*4), Z31, a3
+
+// GLOAD and GSTORE move query i's 64 accumulators (at base) to and from
+// registers.
+#define GLOAD(base, a0, a1, a2, a3) \
+	VMOVUPS 0(base), a0 \
+	VMOVUPS 64(base), a1 \
+	VMOVUPS 128(base), a2 \
+	VMOVUPS 192(base), a3
+
+#define GSTORE(base, a0, a1, a2, a3) \
+	VMOVUPS a0, 0(base) \
+	VMOVUPS a1, 64(base) \
+	VMOVUPS a2, 128(base) \
+	VMOVUPS a3, 192(base)
+
+// func kvAccumF16G64(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
+//
+// acc[i·lda:i·lda+64] += Σ_c w[i·ldw+c]·v[c·64:(c+1)·64] for i < ng
+// (1 ≤ ng ≤ 7), c < n: each row widened once for the ng queries, whose
+// accumulators stay in registers (query i's in Z4i..Z4i+3); each query's
+// sum runs over the rows in order, one chain per element.
+TEXT ·kvAccumF16G64(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ ng+16(FP), SI
+	MOVQ w+24(FP), R9
+	MOVQ ldw+32(FP), AX
+	SHLQ $2, AX
+	MOVQ v+40(FP), DX
+	MOVQ n+48(FP), R12
+	// w_i for i = 1..6 in R10, R11, R13, R14, R15, BX.
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	LEAQ (R11)(AX*1), R13
+	LEAQ (R13)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	LEAQ (R15)(AX*1), BX
+	// Load the accumulators (AX walks them).
+	MOVQ DI, AX
+	GLOAD(AX, Z0, Z1, Z2, Z3)
+	CMPQ SI, $2
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z4, Z5, Z6, Z7)
+	CMPQ SI, $3
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z8, Z9, Z10, Z11)
+	CMPQ SI, $4
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z12, Z13, Z14, Z15)
+	CMPQ SI, $5
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z16, Z17, Z18, Z19)
+	CMPQ SI, $6
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z20, Z21, Z22, Z23)
+	CMPQ SI, $7
+	JL kagl
+	ADDQ R8, AX
+	GLOAD(AX, Z24, Z25, Z26, Z27)
+
+kagl:
+	XORQ CX, CX
+
+kagrow:
+	CMPQ CX, R12
+	JGE kagst
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(DX)
+	VCVTPH2PS 0(DX), Z28
+	VCVTPH2PS 32(DX), Z29
+	VCVTPH2PS 64(DX), Z30
+	VCVTPH2PS 96(DX), Z31
+	GACC(R9, Z0, Z1, Z2, Z3)
+	CMPQ SI, $2
+	JL kagnext
+	GACC(R10, Z4, Z5, Z6, Z7)
+	CMPQ SI, $3
+	JL kagnext
+	GACC(R11, Z8, Z9, Z10, Z11)
+	CMPQ SI, $4
+	JL kagnext
+	GACC(R13, Z12, Z13, Z14, Z15)
+	CMPQ SI, $5
+	JL kagnext
+	GACC(R14, Z16, Z17, Z18, Z19)
+	CMPQ SI, $6
+	JL kagnext
+	GACC(R15, Z20, Z21, Z22, Z23)
+	CMPQ SI, $7
+	JL kagnext
+	GACC(BX, Z24, Z25, Z26, Z27)
+
+kagnext:
+	ADDQ $128, DX
+	INCQ CX
+	JMP kagrow
+
+kagst:
+	MOVQ DI, AX
+	GSTORE(AX, Z0, Z1, Z2, Z3)
+	CMPQ SI, $2
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z4, Z5, Z6, Z7)
+	CMPQ SI, $3
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z8, Z9, Z10, Z11)
+	CMPQ SI, $4
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z12, Z13, Z14, Z15)
+	CMPQ SI, $5
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z16, Z17, Z18, Z19)
+	CMPQ SI, $6
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z20, Z21, Z22, Z23)
+	CMPQ SI, $7
+	JL kagdone
+	ADDQ R8, AX
+	GSTORE(AX, Z24, Z25, Z26, Z27)
+
+kagdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,115 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftrt/weft/ir"
+)
+
+// TestKVGroupKernels compares the grouped-query kernels with their plain-Go
+// meaning (the one-head Go kernels, query by query) on random group sizes,
+// row counts with every remainder mod 4, and strides that are not
+// multiples of the vector width; and checks that a row's score does not
+// depend on whether it falls in a block of four rows or in the tail.
+func TestKVGroupKernels(t *testing.T) {
+	if !kvGroupKernels() {
+		t.Skip("no grouped-query kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	const d = 64
+	half := func(n int) []uint16 {
+		h := make([]uint16, n)
+		for i := range h {
+			h[i] = ir.F32ToF16(r.Float32()*2 - 1)
+		}
+		return h
+	}
+	f32 := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = r.Float32()*2 - 1
+		}
+		return x
+	}
+	for it := 0; it < 200; it++ {
+		ng := 1 + r.IntN(9)
+		n := 1 + r.IntN(41)
+		ldo := n + r.IntN(5)
+		q, k := f32(ng*d), half(n*d)
+		got, want := f32(ng*ldo), make([]float32, ng*ldo)
+		copy(want, got)
+		scoresKVHalfG(q, ng, k, n, got, ldo)
+		scoresKVHalfGroupGo(q, ng, k, d, n, want, ldo)
+		for i := range want {
+			require.InDelta(t, want[i], got[i], 1e-5, "scores ng=%d n=%d at %d", ng, n, i)
+		}
+		// Row c alone (the one-row path) against c in the call above.
+		c := r.IntN(n)
+		one := make([]float32, ng*(c+1))
+		scoresKVHalfG(q, ng, k, c+1, one, c+1)
+		for i := 0; i < ng; i++ {
+			require.Equal(t, got[i*ldo+c], one[i*(c+1)+c], "row %d of %d, query %d", c, n, i)
+		}
+
+		ng = 1 + r.IntN(kvGroupMax)
+		lda, ldw := d+r.IntN(9), n+r.IntN(5)
+		acc, w, v := f32(ng*lda), f32(ng*ldw), half(n*d)
+		want = append([]float32(nil), acc...)
+		accumKVHalfG(acc, lda, ng, w, ldw, v, n)
+		accumKVHalfGroupGo(want, lda, ng, w, ldw, v, d, n)
+		for i := range want {
+			require.InDelta(t, want[i], acc[i], 1e-5, "accum ng=%d n=%d at %d", ng, n, i)
+		}
+	}
+}
+
+// TestKVAttentionGroupedConsistent: where the grouped path runs, a query's
+// output is bit-identical whether it is computed alone (a decode step) or
+// among S queries at consecutive positions (speculative decoding's
+// verification), on one and on two workers, for groups of 7 (Qwen2-0.5B)
+// and 8 (two accumulation passes).
+func TestKVAttentionGroupedConsistent(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, tc := range []struct{ H, Hkv, S, P, first int64 }{
+		{14, 2, 5, 300, 250},
+		{8, 1, 19, 80, 40},
+		{16, 2, 4, 64, 3},
+	} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("H%d/Hkv%d/S%d/w%d", tc.H, tc.Hkv, tc.S, workers), func(t *testing.T) {
+				const D = 64
+				q := randF32(r, 1, tc.H, tc.S, D)
+				k := kvStore(t, ir.Float16, randF32(r, 1, tc.Hkv, tc.P, D))
+				v := kvStore(t, ir.Float16, randF32(r, 1, tc.Hkv, tc.P, D))
+				ps := make([]int64, tc.S)
+				for i := range ps {
+					ps[i] = tc.first + int64(i)
+				}
+				run := func(q *ir.Tensor, ps []int64) *ir.Tensor {
+					in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{1, int64(len(ps))}, ps)}
+					y := ir.NewTensor(ir.Float32, []int64{1, tc.H, int64(len(ps)), D})
+					kern, err := buildIntoWorkers(node("KVAttention", nil, in), in, []*ir.Tensor{y}, nil, workers)
+					require.NoError(t, err)
+					require.NotNil(t, kern)
+					require.NoError(t, kern(in, []*ir.Tensor{y}))
+					return y
+				}
+				all := run(q, ps).Float32s()
+				for s := int64(0); s < tc.S; s++ {
+					qs := ir.NewTensor(ir.Float32, []int64{1, tc.H, 1, D})
+					for h := int64(0); h < tc.H; h++ {
+						copy(qs.Float32s()[h*D:(h+1)*D], q.Float32s()[(h*tc.S+s)*D:(h*tc.S+s+1)*D])
+					}
+					one := run(qs, ps[s:s+1]).Float32s()
+					for h := int64(0); h < tc.H; h++ {
+						require.Equal(t, all[(h*tc.S+s)*D:(h*tc.S+s+1)*D], one[h*D:(h+1)*D], "head %d query %d", h, s)
+					}
+				}
+			})
+		}
+	}
+}
