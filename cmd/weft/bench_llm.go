@@ -229,12 +229,16 @@ const readSegments = 8
 // workers parked, so that step measures the probe's disturbance, not
 // decode. The others run back to back, as decode does.
 //
-// Each stretch of steps between two passes is compared with the mean rate
-// of those two passes, and decode's share is the median stretch's: a
-// shared host changes state within a generation (its read bandwidth moves
-// by a third when its vCPUs move), and a stretch whose passes and steps
+// Each stretch of steps between two passes is compared with the faster of
+// those two passes, and decode's share is the median stretch's: a shared
+// host changes state within a generation (its read bandwidth moves by a
+// third when its vCPUs move), and a stretch whose passes and steps
 // straddle such a change is an outlier the median leaves out, in either
-// direction.
+// direction. The faster pass, not the mean: a pass the host disturbs (its
+// vCPU descheduled, another guest streaming) reads at a fraction of the
+// machine's bandwidth, and against the mean one such pass made a stretch
+// read at several times the bandwidth (a make bench run's Qwen2 row had
+// shares of 3.2 and 6.0); the faster pass can only lower a share.
 func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
 	alone := membw.Measure(threads)
 	for _, p := range alone {
@@ -303,7 +307,7 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		}
 		r.PairedSteps += st.steps
 		stepTime += st.t
-		read := probe.GBs((passes[i] + passes[i+1]) / 2)
+		read := probe.GBs(min(passes[i], passes[i+1]))
 		r.StretchFracs = append(r.StretchFracs, weightGB*float64(st.steps)/st.t.Seconds()/read)
 	}
 	if r.PairedSteps == 0 {
