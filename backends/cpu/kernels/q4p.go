@@ -123,27 +123,40 @@ func (q *QuantizedActs) qPacked16() []byte {
 	nb := q.K / qBlock
 	ng := (nb + q4pGroup - 1) / q4pGroup
 	q.g4 = growAligned(q.g4, q.M*ng*q4pRec)
-	clear(q.g4)
-	if len(q.qs) > 0 {
-		qs := unsafe.Slice((*byte)(unsafe.Pointer(&q.qs[0])), len(q.qs))
-		le := binary.LittleEndian
+	if nb > 0 {
 		for m := 0; m < q.M; m++ {
-			for g := 0; g < ng; g++ {
-				r := (*[q4pRec]byte)(q.g4[(m*ng+g)*q4pRec:])
-				for i := 0; i < min(q4pGroup, nb-g*q4pGroup); i++ {
-					b := m*nb + g*q4pGroup + i
-					a := (*[32]byte)(qs[b*qBlock:])
-					for j := 0; j < 8; j++ {
-						le.PutUint32(r[64*j+4*i:], le.Uint32(a[4*j:]))
-					}
-					le.PutUint32(r[512+4*i:], math.Float32bits(q.d[b]))
-					le.PutUint32(r[576+4*i:], uint32(8*q.nsum[b]))
-				}
-			}
+			q4pActsRow(q.qs[m*q.K:(m+1)*q.K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb], q.g4[m*ng*q4pRec:(m+1)*ng*q4pRec])
 		}
 	}
 	q.g4ok = qLayPacked16
 	return q.g4
+}
+
+// q4pActsRow writes the packed records of one activation row (codes qs,
+// scales d and nsums of len(d) blocks) into out, every byte of its
+// ceil(len(d)/16) records: q4pActsAVX512 where the CPU has AVX-512 (six
+// times faster at K = 4864, 1.7 → 0.3 µs, which every decode QMatMul
+// pays before its workers start), else q4pActsGo.
+var q4pActsRow = q4pActsGo
+
+// q4pActsGo is q4pActsRow in plain Go.
+func q4pActsGo(qs []int8, d []float32, nsum []int32, out []byte) {
+	nb := len(d)
+	clear(out)
+	qb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(qs))), len(qs))
+	le := binary.LittleEndian
+	for g := 0; g*q4pGroup < nb; g++ {
+		r := (*[q4pRec]byte)(out[g*q4pRec:])
+		for i := 0; i < min(q4pGroup, nb-g*q4pGroup); i++ {
+			b := g*q4pGroup + i
+			a := (*[32]byte)(qb[b*qBlock:])
+			for j := 0; j < 8; j++ {
+				le.PutUint32(r[64*j+4*i:], le.Uint32(a[4*j:]))
+			}
+			le.PutUint32(r[512+4*i:], math.Float32bits(d[b]))
+			le.PutUint32(r[576+4*i:], uint32(8*nsum[b]))
+		}
+	}
 }
 
 // q4pKernel is a packed Q4_0 kernel for R activation rows (records ld

@@ -11,7 +11,25 @@ func dotQ4P512x4rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *floa
 //go:noescape
 func dotQ4P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 
+//go:noescape
+func q4pActsAVX512(qs *int8, d *float32, nsum *int32, nb int, out *byte, idx *int32)
+
+// q4pGatherIdx is q4pActsAVX512's gather indices: block i's codes start
+// at dword 8i.
+var q4pGatherIdx = [16]int32{0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120}
+
 func init() {
+	if BestISA() >= AVX512 {
+		q4pActsRow = func(qs []int8, d []float32, nsum []int32, out []byte) {
+			nb := len(d)
+			if nb == 0 {
+				return
+			}
+			// The gathers read whole blocks of qs; the records fill out.
+			_, _, _ = qs[nb*qBlock-1], nsum[nb-1], out[(nb+q4pGroup-1)/q4pGroup*q4pRec-1]
+			q4pActsAVX512(&qs[0], &d[0], &nsum[0], nb, &out[0], &q4pGatherIdx[0])
+		}
+	}
 	if BestISA() < AVX512 || !hasVNNI {
 		return
 	}

@@ -338,3 +338,64 @@ TEXT ·dotQ4P512x4rows(SB), NOSPLIT, $0-64
 // dotQ4P512x4rows for eight activation rows.
 TEXT ·dotQ4P512x8rows(SB), NOSPLIT, $0-64
 	P16MANY(P16Z8, P16X8, P16STORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)
+
+// Q4PAGATHER(j) gathers dword j of the group's blocks (at SI, 32 bytes
+// apart; lanes of K1) into chunk j of the record at DI.
+#define Q4PAGATHER(j) \
+	KMOVW K1, K2 \
+	VPXORD Z0, Z0, Z0 \
+	VPGATHERDD (4*j)(SI)(Z31*4), K2, Z0 \
+	VMOVDQU32 Z0, (64*j)(DI)
+
+// func q4pActsAVX512(qs *int8, d *float32, nsum *int32, nb int, out *byte, idx *int32)
+//
+// The packed records (q4pRec bytes per group of 16 blocks) of one
+// activation row of nb blocks: chunk j's dword i is dword j of block i's
+// codes (one masked gather a chunk, idx holding 8i for lane i), then the
+// 16 scales and the biases 8·nsum; lanes past the row's last block are
+// zero. Every byte of every record is written.
+TEXT ·q4pActsAVX512(SB), NOSPLIT, $0-48
+	MOVQ qs+0(FP), SI
+	MOVQ d+8(FP), R8
+	MOVQ nsum+16(FP), R9
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), DI
+	MOVQ idx+40(FP), AX
+	VMOVDQU32 (AX), Z31
+
+q4pa_group:
+	TESTQ CX, CX
+	JLE q4pa_done
+	MOVQ CX, AX
+	CMPQ AX, $16
+	JLE q4pa_mask
+	MOVQ $16, AX
+
+q4pa_mask:
+	MOVL $1, DX
+	SHLXL AX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	Q4PAGATHER(0)
+	Q4PAGATHER(1)
+	Q4PAGATHER(2)
+	Q4PAGATHER(3)
+	Q4PAGATHER(4)
+	Q4PAGATHER(5)
+	Q4PAGATHER(6)
+	Q4PAGATHER(7)
+	VMOVUPS.Z (R8), K1, Z1
+	VMOVUPS Z1, 512(DI)
+	VMOVDQU32.Z (R9), K1, Z2
+	VPSLLD $3, Z2, Z2
+	VMOVDQU32 Z2, 576(DI)
+	ADDQ $512, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $640, DI
+	SUBQ $16, CX
+	JMP q4pa_group
+
+q4pa_done:
+	VZEROUPPER
+	RET

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/weftrt/weft/ir"
 )
 
@@ -117,6 +119,34 @@ func BenchmarkPackQ4Rows(b *testing.B) {
 	for b.Loop() {
 		if err := PackQ4RowsTo(dst, w, N, K); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestQ4PackedActs compares the activation records q4pActsRow builds (the
+// AVX-512 gathers where the CPU has them) with q4pActsGo's, byte for byte,
+// for block counts with and without a short group, into a buffer of
+// garbage (every byte must be written).
+func TestQ4PackedActs(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, nb := range []int{1, 2, 7, 15, 16, 17, 28, 31, 32, 33, 64, 152, 200} {
+		K := nb * qBlock
+		x := make([]float32, 3*K)
+		for i := range x {
+			x[i] = r.Float32()*8 - 4
+		}
+		var q QuantizedActs
+		require.NoError(t, QuantizeActs(&q, x, K, 3, K))
+		ng := (nb + q4pGroup - 1) / q4pGroup
+		for m := 0; m < 3; m++ {
+			want := make([]byte, ng*q4pRec)
+			q4pActsGo(q.qs[m*K:(m+1)*K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb], want)
+			got := make([]byte, ng*q4pRec)
+			for i := range got {
+				got[i] = 0xA5
+			}
+			q4pActsRow(q.qs[m*K:(m+1)*K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb], got)
+			require.Equal(t, want, got, "nb %d row %d", nb, m)
 		}
 	}
 }
