@@ -78,7 +78,9 @@ var LoweredONNXOps = []string{"Constant", "Upsample", "Scatter"}
 //	    "" (default; one output per weight) or "silu_mul" (exactly two
 //	    weights of one shape; one output Y = Mul(SiLU(Y0), Y1), each step
 //	    rounded to X's dtype as the three ops would: the SwiGLU of llama's
-//	    feed-forward).
+//	    feed-forward); bias (int, default 0): 1 with act "" makes the
+//	    inputs X, W0..Wn-1, B0..Bn-1, Bi [Ni] of X's dtype, and
+//	    Yi = Add(QMatMul(X, Wi), Bi) (a Qwen2 layer's q/k/v biases).
 //	RotaryEmbedding(X, CosCache, SinCache, PositionIds)
 //	    ONNX opset 23's op restricted to 4-D X [B, H, S, D] and present
 //	    PositionIds i64 [B, S]; caches [max_pos, R/2] of X's dtype. For

@@ -15,8 +15,12 @@ func inferQMatMulGroup(st *state, n *ir.Node) ([]typ, error) {
 	if len(n.Inputs) < 2 {
 		return nil, fmt.Errorf("QMatMulGroup needs X and at least one weight, got %d inputs", len(n.Inputs))
 	}
-	outs := make([]typ, 0, len(n.Inputs)-1)
-	for i := 1; i < len(n.Inputs); i++ {
+	nw, err := ir.QMatMulGroupWeights(n)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]typ, 0, nw)
+	for i := 1; i <= nw; i++ {
 		w := in(n, i)
 		if n.In(i) == nil {
 			return nil, fmt.Errorf("QMatMulGroup weight %d is missing", i-1)
@@ -30,6 +34,21 @@ func inferQMatMulGroup(st *state, n *ir.Node) ([]typ, error) {
 			return nil, fmt.Errorf("QMatMulGroup weight %d: %w", i-1, err)
 		}
 		outs = append(outs, t[0])
+	}
+	for i := 0; i < nw && nw < len(n.Inputs)-1; i++ {
+		b, y := in(n, 1+nw+i), outs[i]
+		if n.In(1+nw+i) == nil {
+			return nil, fmt.Errorf("QMatMulGroup bias %d is missing", i)
+		}
+		if b.dt != y.dt {
+			return nil, fmt.Errorf("QMatMulGroup bias %d is %v, want %v (the output's)", i, b.dt, y.dt)
+		}
+		if b.sh != nil && len(y.sh) > 0 {
+			last := y.sh[len(y.sh)-1]
+			if len(b.sh) != 1 || (b.sh[0].Known() && last.Known() && b.sh[0].Size != last.Size) {
+				return nil, fmt.Errorf("QMatMulGroup bias %d has shape [%v], want [%v]", i, b.sh, last)
+			}
+		}
 	}
 	switch act := n.AttrString("act", ""); act {
 	case "":

@@ -60,6 +60,11 @@ func TestInferWeftOps(t *testing.T) {
 				b.Op("QMatMul", x, b.Const("wb", ir.NewTensor(ir.BFloat16, []int64{3, 64}))),
 			}
 		}, []string{"f32[b,s,128]", "f16[10]", "f32[b,s,96]", "f32[b,s,3]"}},
+		{"qmatmul group with biases", func(b *ir.Builder) []*ir.Value {
+			x := b.Input("x", ir.Float32, sh("b", 1, 64))
+			wq, wk := b.Const("wq", ir.NewTensor(ir.Q8_0, []int64{96, 64})), b.Const("wk", ir.NewTensor(ir.Q8_0, []int64{32, 64}))
+			return b.OpN("QMatMulGroup", 2, []ir.AttrOption{ir.Int("bias", 1)}, x, wq, wk, zeros(b, 96), zeros(b, 32))
+		}, []string{"f32[b,1,96]", "f32[b,1,32]"}},
 	})
 }
 
@@ -153,6 +158,16 @@ func TestInferWeftErrors(t *testing.T) {
 		{"qmatmul f16 scales", func(b *ir.Builder) {
 			b.Op("QMatMul", zeros(b, 2, 4), b.Const("w", ir.NewTensor(ir.Float16, []int64{3, 4})), zeros(b, 3))
 		}, []string{"QMatMul has Scales with a f16 weight"}},
+		{"qmatmul group bias length", func(b *ir.Builder) {
+			b.OpN("QMatMulGroup", 1, []ir.AttrOption{ir.Int("bias", 1)}, zeros(b, 1, 32), b.Const("w", ir.NewTensor(ir.Q8_0, []int64{8, 32})), zeros(b, 7))
+		}, []string{"QMatMulGroup bias 0 has shape [7], want [8]"}},
+		{"qmatmul group bias count", func(b *ir.Builder) {
+			b.OpN("QMatMulGroup", 1, []ir.AttrOption{ir.Int("bias", 1)}, zeros(b, 1, 32), b.Const("w", ir.NewTensor(ir.Q8_0, []int64{8, 32})), zeros(b, 8), zeros(b, 8))
+		}, []string{"as many biases as weights"}},
+		{"qmatmul group bias with silu_mul", func(b *ir.Builder) {
+			w := b.Const("w", ir.NewTensor(ir.Q8_0, []int64{8, 32}))
+			b.OpN("QMatMulGroup", 1, []ir.AttrOption{ir.Int("bias", 1), ir.Str("act", "silu_mul")}, zeros(b, 1, 32), w, w, zeros(b, 8), zeros(b, 8))
+		}, []string{"unsupported"}},
 		{"qmatmul scales", func(b *ir.Builder) {
 			b.Op("QMatMul", zeros(b, 2, 4), b.Const("w", ir.NewTensor(ir.Int8, []int64{3, 4})), zeros(b, 5))
 		}, []string{"Scales", "dims 3 and 5 differ"}},

@@ -23,6 +23,8 @@ import (
 // never the packed GEMM, so that every row comes out bit for bit as at one
 // row (frontend/llama groups half weights in graphs that compute every
 // token's logits, which verify speculative drafts, for that reason).
+// With bias (a Qwen2 layer's q/k/v) a task adds each weight's bias to the
+// rows it computed, in f32 as the Add it replaces.
 // With act silu_mul a task computes its rows of the gate into Y and of the
 // up projection into scratch, then Y = SiLU(gate)·up for those rows; at
 // one activation row the gate's and the up projection's rows are separate
@@ -46,6 +48,9 @@ type qgShape struct {
 	// row follows the batch.
 	apart bool
 	half  bool // f16 or bf16 weights: kernels.HalfMatMul, no quantization
+	// bias: the inputs after the weights are one f32 bias per weight,
+	// added to its rows by the task that computes them.
+	bias bool
 	// packed: Q4_0 weights repacked (fast_weightcopy.go); the job's
 	// weights are the packed copies.
 	packed bool
@@ -66,6 +71,7 @@ type qgJob struct {
 	rowsOK bool
 	ws     [][]byte
 	ys     [][]float32
+	bs     [][]float32 // the biases, with shape.bias
 	up     []float32
 	// prime is the output of the one-row QMatMul that builds the
 	// activations' layouts before the tasks share them.
@@ -86,7 +92,11 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		return nil
 	}
 	act := s.n.AttrString("act", "")
-	nw := len(s.in) - 1
+	nw, err := ir.QMatMulGroupWeights(s.n)
+	if err != nil {
+		return nil
+	}
+	nb := len(s.in) - 1 - nw // biases (0 or nw)
 	switch {
 	case act == "" && len(s.out) == nw:
 	case act == "silu_mul" && nw == 2 && len(s.out) == 1:
@@ -115,7 +125,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 	}
 	sh := &qgShape{dt: dt, M: M, K: K, siluMul: act == "silu_mul", half: half}
 	sh.rb = int(dt.Bytes(int64(K)))
-	for i := 1; i < len(s.in); i++ {
+	for i := 1; i <= nw; i++ {
 		w := s.in[i]
 		if !w.ok || w.c == nil || w.dt != dt || len(w.shape) != 2 || int(w.shape[1]) != K ||
 			int64(len(w.c.Data)) != dt.Bytes(w.shape[0]*int64(K)) {
@@ -123,6 +133,12 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		}
 		sh.ns = append(sh.ns, int(w.shape[0]))
 	}
+	for i := 0; i < nb; i++ {
+		if b := s.input(1 + nw + i); !b.ok || b.dt != ir.Float32 || !slices.Equal(b.shape, []int64{int64(sh.ns[i])}) {
+			return nil
+		}
+	}
+	sh.bias = nb > 0
 	for o := range s.out {
 		want := append(append([]int64{}, x.shape[:len(x.shape)-1]...), int64(sh.ns[o]))
 		if s.out[o].dt != ir.Float32 || !slices.Equal(want, s.out[o].shape) {
@@ -212,7 +228,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		j.sh, j.err = sh, nil
 		j.x = in[0].Float32s()
 		j.ws, j.ys = j.ws[:0], j.ys[:0]
-		for i, w := range in[1:] {
+		for i, w := range in[1 : 1+len(sh.ns)] {
 			if c := sh.copies[i]; c != nil {
 				j.ws = append(j.ws, c.data)
 			} else {
@@ -221,6 +237,12 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		}
 		for _, y := range out {
 			j.ys = append(j.ys, y.Float32s())
+		}
+		j.bs = j.bs[:0]
+		if sh.bias {
+			for _, b := range in[1+len(sh.ns):] {
+				j.bs = append(j.bs, b.Float32s())
+			}
 		}
 		if sh.siluMul {
 			j.up = f32View(scratch, M*sh.ns[0])
@@ -254,7 +276,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 		if err == nil && sh.apart {
 			siluMulRow(j.ys[0], j.up)
 		}
-		j.ws, j.ys, j.up, j.x, j.rowsOK = j.ws[:0], j.ys[:0], nil, nil, false
+		j.ws, j.ys, j.bs, j.up, j.x, j.rowsOK = j.ws[:0], j.ys[:0], j.bs[:0], nil, nil, false
 		return err
 	}
 }
@@ -277,6 +299,15 @@ func (j *qgJob) Task(_, t int) {
 		y = j.ys[tk.w]
 	}
 	err := j.matmul(w, rows, y[tk.n0:], N)
+	if err == nil && sh.bias {
+		b := j.bs[tk.w][tk.n0:tk.n1]
+		for m := 0; m < sh.M; m++ {
+			yr := y[m*N+tk.n0 : m*N+tk.n1]
+			for i, v := range b {
+				yr[i] += v
+			}
+		}
+	}
 	if err == nil && sh.siluMul && !sh.apart {
 		err = j.matmul(j.ws[1][tk.n0*sh.rb:tk.n1*sh.rb], rows, j.up[tk.n0:], N)
 		if err == nil {

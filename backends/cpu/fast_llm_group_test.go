@@ -34,6 +34,10 @@ func TestQMatMulGroup(t *testing.T) {
 			{ir.Float16, []int{70, 33, 5}, []int64{1, 1, 64}, ""},
 			{ir.BFloat16, []int{130, 130}, []int64{1, 96}, "silu_mul"},
 			{ir.Float16, []int{301, 301}, []int64{1, 1, 256}, "silu_mul"},
+			// "bias": attribute bias 1 and one bias per weight (Qwen2's q/k/v).
+			{ir.Q4_0, []int{96, 32, 32}, []int64{1, 1, 64}, "bias"},
+			{ir.Q8_0, []int{70, 33, 5}, []int64{1, 5, 96}, "bias"},
+			{ir.Float16, []int{70, 33}, []int64{1, 3, 64}, "bias"},
 		} {
 			t.Run(fmt.Sprint(c.dt, c.ns, c.xs, c.act), func(t *testing.T) {
 				K := int(c.xs[len(c.xs)-1])
@@ -55,7 +59,15 @@ func TestQMatMulGroup(t *testing.T) {
 				}
 				var attrs []ir.AttrOption
 				nOut := len(c.ns)
-				if c.act != "" {
+				nw := len(c.ns)
+				switch c.act {
+				case "":
+				case "bias":
+					attrs = []ir.AttrOption{ir.Int("bias", 1)}
+					for _, n := range c.ns {
+						in = append(in, randF32(r, int64(n)))
+					}
+				default:
 					attrs, nOut = []ir.AttrOption{ir.Str("act", c.act)}, 1
 				}
 				n := nodeN("QMatMulGroup", attrs, in, nOut)
@@ -97,6 +109,16 @@ func TestQMatMulGroup(t *testing.T) {
 					}
 					return
 				}
+				if c.act == "bias" {
+					// Bit for bit the reference Add of the bias to QMatMul's output.
+					for i := range got {
+						b := in[1+nw+i]
+						sum := refRun(t, node("Add", nil, []*ir.Tensor{single[i], b}), []*ir.Tensor{single[i], b})[0]
+						require.Equal(t, sum.Float32s(), got[i].Float32s(), "output %d", i)
+						requireClose(t, want[i], got[i], 1e-4)
+					}
+					return
+				}
 				silu := refRun(t, node("SiLU", nil, single[:1]), single[:1])
 				prod := refRun(t, node("Mul", nil, []*ir.Tensor{silu[0], single[1]}), []*ir.Tensor{silu[0], single[1]})
 				// SiLU is kernels.SiLU (vectorized exp): within 3e-7 relative.
@@ -126,4 +148,18 @@ func TestQMatMulGroupRefMatchesOps(t *testing.T) {
 	want := refRun(t, node("Mul", nil, []*ir.Tensor{silu, y1}), []*ir.Tensor{silu, y1})[0]
 	got := refRun(t, nodeN("QMatMulGroup", []ir.AttrOption{ir.Str("act", "silu_mul")}, []*ir.Tensor{x, w0, w1}, 1), []*ir.Tensor{x, w0, w1})[0]
 	require.Equal(t, want.Float32s(), got.Float32s())
+	// bias 1: Add(QMatMul(X, Wi), Bi).
+	b0, b1 := randF32(r, 17), randF32(r, 17)
+	in := []*ir.Tensor{x, w0, w1, b0, b1}
+	biased := refRun(t, nodeN("QMatMulGroup", []ir.AttrOption{ir.Int("bias", 1)}, in, 2), in)
+	for i, yb := range [][2]*ir.Tensor{{y0, b0}, {y1, b1}} {
+		sum := refRun(t, node("Add", nil, yb[:]), yb[:])[0]
+		require.Equal(t, sum.Float32s(), biased[i].Float32s(), "output %d", i)
+	}
+	// A bias of the wrong length, and biases with silu_mul, are errors.
+	bad := []*ir.Tensor{x, w0, w1, b0, randF32(r, 16)}
+	_, err = refRunErr(nodeN("QMatMulGroup", []ir.AttrOption{ir.Int("bias", 1)}, bad, 2), bad)
+	require.ErrorContains(t, err, "bias 1")
+	_, err = refRunErr(nodeN("QMatMulGroup", []ir.AttrOption{ir.Int("bias", 1), ir.Str("act", "silu_mul")}, in, 1), in)
+	require.ErrorContains(t, err, "unsupported")
 }

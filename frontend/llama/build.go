@@ -191,9 +191,16 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 		// q, k and v share their input: one QMatMulGroup where the
 		// weights allow (see groupable).
 		var qkv []*ir.Value
+		biased := false // the group adds the q/k/v biases
 		if !mode.Ungrouped && g.groupable(S, D, lw.Wq, lw.Wk, lw.Wv) {
 			names := []string{p + "wq", p + "wk", p + "wv"}
-			qkv = g.group(p+"wqkv", "", h, names, names, lw.Wq, lw.Wk, lw.Wv)
+			var bs []*ir.Value
+			if lw.Bq != nil && lw.Bk != nil && lw.Bv != nil {
+				bs = []*ir.Value{c("wq.bias", lw.Bq), c("wk.bias", lw.Bk), c("wv.bias", lw.Bv)}
+				biased = true
+				names = []string{p + "wq.bias", p + "wk.bias", p + "wv.bias"}
+			}
+			qkv = g.groupBias(p+"wqkv", h, names, []string{p + "wq", p + "wk", p + "wv"}, bs, lw.Wq, lw.Wk, lw.Wv)
 		}
 		heads := func(name string, wt, bias *ir.Tensor, n int64) *ir.Value {
 			var y *ir.Value
@@ -207,7 +214,7 @@ func Build(cfg Config, w *Weights, mode Mode) (*ir.Graph, error) {
 			default:
 				y = g.matmul(p+name, h, wt)
 			}
-			if bias != nil {
+			if bias != nil && !(biased && qkv != nil) {
 				y = g.op(p+name+".bias", "Add", nil, y, c(name+".bias", bias))
 			}
 			if S == 1 {

@@ -5,8 +5,9 @@
 // imports llama2.c checkpoints (LoadLlama2C) and GGUF models of the llama
 // and qwen2 architectures (FromGGUF; block-quantized, F16 and BF16
 // matrices stay as stored, zero-copy, and run as QMatMul; matmuls that
-// share an input — q/k/v, and gate/up with the SwiGLU — run as one
-// QMatMulGroup where the weight types allow, see groupable; in a graph of
+// share an input — q/k/v (with Qwen2's biases, which the group adds), and
+// gate/up with the SwiGLU — run as one QMatMulGroup where the weight types
+// allow, see groupable; in a graph of
 // several tokens' logits, which may verify speculative drafts, F16 and
 // BF16 matmuls run as QMatMulGroups too, see rowExact). GenerateGGUF
 // writes random-weight GGUF models of any geometry for tests and

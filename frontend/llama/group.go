@@ -67,6 +67,17 @@ func sameShape(a, b *ir.Tensor) bool { return slices.Equal(a.Shape, b.Shape) }
 // SwiGLU of the two (act "silu_mul", one name). The weight constants are
 // named wnames[i] + ".weight", as the separate matmuls name them.
 func (g *builder) group(name, act string, x *ir.Value, outs, wnames []string, ws ...*ir.Tensor) []*ir.Value {
+	return g.groupAttrs(name, act, x, outs, wnames, nil, ws...)
+}
+
+// groupBias is group with act "" and, where bs is not empty, one bias
+// value per weight that the group adds (attribute bias 1): the outputs
+// then stand for the Adds, named as they would be.
+func (g *builder) groupBias(name string, x *ir.Value, outs, wnames []string, bs []*ir.Value, ws ...*ir.Tensor) []*ir.Value {
+	return g.groupAttrs(name, "", x, outs, wnames, bs, ws...)
+}
+
+func (g *builder) groupAttrs(name, act string, x *ir.Value, outs, wnames []string, bs []*ir.Value, ws ...*ir.Tensor) []*ir.Value {
 	in := []*ir.Value{x}
 	for i, w := range ws {
 		in = append(in, g.b.Const(wnames[i]+".weight", w))
@@ -74,6 +85,10 @@ func (g *builder) group(name, act string, x *ir.Value, outs, wnames []string, ws
 	var attrs []ir.AttrOption
 	if act != "" {
 		attrs = append(attrs, ir.Str("act", act))
+	}
+	if len(bs) > 0 {
+		in = append(in, bs...)
+		attrs = append(attrs, ir.Int("bias", 1))
 	}
 	vs := g.b.OpN("QMatMulGroup", len(outs), attrs, in...)
 	vs[0].Producer.Name = name

@@ -12,14 +12,19 @@ import (
 func init() { ref.Register("QMatMulGroup", qMatMulGroup) }
 
 // qMatMulGroup is QMatMulGroup(X, W0, W1, ...) (ir/ops.go): QMatMul(X, Wi)
-// for every weight, or with act "silu_mul" Mul(SiLU(Y0), Y1), each step
-// rounded to X's dtype as the separate ops round.
+// for every weight (plus Bi with bias 1), or with act "silu_mul"
+// Mul(SiLU(Y0), Y1), each step rounded to X's dtype as the separate ops
+// round.
 func qMatMulGroup(c *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, error) {
 	if len(in) < 2 {
 		return nil, fmt.Errorf("QMatMulGroup needs X and at least one weight, got %d inputs", len(in))
 	}
-	ys := make([]*ir.Tensor, 0, len(in)-1)
-	for i, w := range in[1:] {
+	nw, err := ir.QMatMulGroupWeights(n)
+	if err != nil {
+		return nil, err
+	}
+	ys := make([]*ir.Tensor, 0, nw)
+	for i, w := range in[1 : 1+nw] {
 		if w == nil {
 			return nil, fmt.Errorf("QMatMulGroup weight %d is missing", i)
 		}
@@ -31,6 +36,19 @@ func qMatMulGroup(c *ref.Context, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, er
 			return nil, fmt.Errorf("QMatMulGroup weight %d: %w", i, err)
 		}
 		ys = append(ys, y[0])
+	}
+	// Biases: Yi = Add(Yi, Bi), Bi [Ni] broadcast over the rows.
+	for i, b := range in[1+nw:] {
+		y := ys[i]
+		N := int(y.Shape[len(y.Shape)-1])
+		if b == nil || b.DType != y.DType || len(b.Shape) != 1 || int(b.Shape[0]) != N {
+			return nil, fmt.Errorf("QMatMulGroup bias %d must be %v [%d]", i, y.DType, N)
+		}
+		s := ir.NewTensor(y.DType, []int64{1}) // rounds each sum to the dtype, as Add does
+		for j := 0; j < y.Len(); j++ {
+			s.SetFloat64(0, y.Float64(j)+b.Float64(j%N))
+			y.SetFloat64(j, s.Float64(0))
+		}
 	}
 	switch act := n.AttrString("act", ""); act {
 	case "":
