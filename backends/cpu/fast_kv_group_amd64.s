@@ -186,6 +186,13 @@ ksgdone:
 	VMOVUPS a2, 128(base) \
 	VMOVUPS a3, 192(base)
 
+// GNEXT(k, lskip) jumps to lskip when there are fewer than k queries (SI)
+// and otherwise moves AX to the next query's accumulators.
+#define GNEXT(k, lskip) \
+	CMPQ SI, $k \
+	JL lskip \
+	ADDQ R8, AX
+
 // func kvAccumF16G64(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
 //
 // acc[i·lda:i·lda+64] += Σ_c w[i·ldw+c]·v[c·64:(c+1)·64] for i < ng
@@ -212,29 +219,17 @@ TEXT ·kvAccumF16G64(SB), NOSPLIT, $0-56
 	// Load the accumulators (AX walks them).
 	MOVQ DI, AX
 	GLOAD(AX, Z0, Z1, Z2, Z3)
-	CMPQ SI, $2
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(2, kagl)
 	GLOAD(AX, Z4, Z5, Z6, Z7)
-	CMPQ SI, $3
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(3, kagl)
 	GLOAD(AX, Z8, Z9, Z10, Z11)
-	CMPQ SI, $4
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(4, kagl)
 	GLOAD(AX, Z12, Z13, Z14, Z15)
-	CMPQ SI, $5
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(5, kagl)
 	GLOAD(AX, Z16, Z17, Z18, Z19)
-	CMPQ SI, $6
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(6, kagl)
 	GLOAD(AX, Z20, Z21, Z22, Z23)
-	CMPQ SI, $7
-	JL kagl
-	ADDQ R8, AX
+	GNEXT(7, kagl)
 	GLOAD(AX, Z24, Z25, Z26, Z27)
 
 kagl:
@@ -277,29 +272,17 @@ kagnext:
 kagst:
 	MOVQ DI, AX
 	GSTORE(AX, Z0, Z1, Z2, Z3)
-	CMPQ SI, $2
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(2, kagdone)
 	GSTORE(AX, Z4, Z5, Z6, Z7)
-	CMPQ SI, $3
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(3, kagdone)
 	GSTORE(AX, Z8, Z9, Z10, Z11)
-	CMPQ SI, $4
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(4, kagdone)
 	GSTORE(AX, Z12, Z13, Z14, Z15)
-	CMPQ SI, $5
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(5, kagdone)
 	GSTORE(AX, Z16, Z17, Z18, Z19)
-	CMPQ SI, $6
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(6, kagdone)
 	GSTORE(AX, Z20, Z21, Z22, Z23)
-	CMPQ SI, $7
-	JL kagdone
-	ADDQ R8, AX
+	GNEXT(7, kagdone)
 	GSTORE(AX, Z24, Z25, Z26, Z27)
 
 kagdone:
