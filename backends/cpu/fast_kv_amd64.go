@@ -37,6 +37,12 @@ func kvScoresF16G64(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
 func kvAccumF16G64(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
 
 //go:noescape
+func kvScoresF16G128(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
+
+//go:noescape
+func kvAccumF16G128(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
+
+//go:noescape
 func kvStoreF16AVX2(dst *uint16, src *float32, n int)
 
 //go:noescape
@@ -100,29 +106,37 @@ func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) {
 }
 
 // kvGroupKernels reports whether the grouped-query kernels
-// (fast_kv_group_amd64.s, head size 64) may run.
-func kvGroupKernels() bool { return kv512(64) }
+// (fast_kv_group_amd64.s) may run for head size d: 64 or 128.
+func kvGroupKernels(d int) bool { return (d == 64 || d == 128) && kv512(d) }
 
-// scoresKVHalfG sets out[i·ldo+c] = q[i·64:(i+1)·64]·k[c·64:(c+1)·64]
-// for i < ng, c < n (kvGroupKernels only).
-func scoresKVHalfG(q []float32, ng int, k []uint16, n int, out []float32, ldo int) {
+// scoresKVHalfG sets out[i·ldo+c] = q[i·d:(i+1)·d]·k[c·d:(c+1)·d] for
+// i < ng, c < n (kvGroupKernels(d) only).
+func scoresKVHalfG(q []float32, ng int, k []uint16, d, n int, out []float32, ldo int) {
 	if n <= 0 || ng <= 0 {
 		return
 	}
-	_, _, _ = q[ng*64-1], k[n*64-1], out[(ng-1)*ldo+n-1]
+	_, _, _ = q[ng*d-1], k[n*d-1], out[(ng-1)*ldo+n-1]
+	if d == 128 {
+		kvScoresF16G128(unsafe.SliceData(q), ng, unsafe.SliceData(k), n, unsafe.SliceData(out), ldo)
+		return
+	}
 	kvScoresF16G64(unsafe.SliceData(q), ng, unsafe.SliceData(k), n, unsafe.SliceData(out), ldo)
 }
 
-// accumKVHalfG adds Σ_c w[i·ldw+c]·v[c·64:(c+1)·64] (c < n) to
-// acc[i·lda:i·lda+64] for i < ng ≤ kvGroupMax (kvGroupKernels only).
-func accumKVHalfG(acc []float32, lda, ng int, w []float32, ldw int, v []uint16, n int) {
+// accumKVHalfG adds Σ_c w[i·ldw+c]·v[c·d:(c+1)·d] (c < n) to
+// acc[i·lda:i·lda+d] for i < ng ≤ kvGroupMax(d) (kvGroupKernels(d) only).
+func accumKVHalfG(acc []float32, lda, ng int, w []float32, ldw int, v []uint16, d, n int) {
 	if n <= 0 || ng <= 0 {
 		return
 	}
-	if ng > kvGroupMax {
+	if ng > kvGroupMax(d) {
 		panic("cpu: accumKVHalfG: more queries than registers")
 	}
-	_, _, _ = acc[(ng-1)*lda+63], w[(ng-1)*ldw+n-1], v[n*64-1]
+	_, _, _ = acc[(ng-1)*lda+d-1], w[(ng-1)*ldw+n-1], v[n*d-1]
+	if d == 128 {
+		kvAccumF16G128(unsafe.SliceData(acc), lda, ng, unsafe.SliceData(w), ldw, unsafe.SliceData(v), n)
+		return
+	}
 	kvAccumF16G64(unsafe.SliceData(acc), lda, ng, unsafe.SliceData(w), ldw, unsafe.SliceData(v), n)
 }
 

@@ -12,7 +12,8 @@ import (
 // BenchmarkKVAttentionDecode measures one decode step's KVAttention over
 // an f16 cache: Llama-110M's 12 heads of 64 on 12 KV heads and
 // Qwen2-0.5B's 14 on 2 (groups of 7), at 192 positions of 256 and at 2048
-// of 2048, on one worker and on two, the cache on huge pages as in
+// of 2048, and a Llama 3 layer's 32 heads of 128 on 8 at 2048, on one
+// worker and on two, the cache on huge pages as in
 // runtime/llm. warm reads the same cache every time
 // (it stays in L2 when it fits); cold reads it after 64 MiB of other data
 // has gone through the caches, as a decode step's does after the weights.
@@ -23,7 +24,6 @@ func BenchmarkKVAttentionDecode(b *testing.B) {
 	for i := range evict {
 		evict[i] = byte(i) // touched: untouched pages all map the one zero page
 	}
-	const D = 64
 	for _, sh := range []struct {
 		name       string
 		H, Hkv, P  int64
@@ -34,7 +34,14 @@ func BenchmarkKVAttentionDecode(b *testing.B) {
 		{"qwen2", 14, 2, 256, 191, []int{1, 2}},
 		{"llama", 12, 12, 2048, 2047, []int{1, 2}},
 		{"qwen2", 14, 2, 2048, 2047, []int{1, 2}},
+		// Llama 3's attention geometry (head size 128, groups of 4), one
+		// layer's eight KV heads.
+		{"llama3", 32, 8, 2048, 2047, []int{1, 2}},
 	} {
+		D := int64(64)
+		if sh.name == "llama3" {
+			D = 128
+		}
 		q := randF32(r, 1, sh.H, 1, D)
 		// K and V in one buffer on huge pages, as runtime/llm lays them.
 		k := kvStore(nil, ir.Float16, randF32(r, 1, sh.Hkv, sh.P, D))

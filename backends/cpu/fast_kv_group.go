@@ -11,15 +11,21 @@ import "github.com/weftrt/weft/ir"
 // cache is 48 KB a KV head), and the per-head kernels widened every row
 // seven times.
 //
-// The grouped path runs where the kernels exist (AVX-512, head size 64,
-// f16 cache) for every number of queries S, so a query's result is the
+// The grouped path runs where the kernels exist (AVX-512, head size 64 or
+// 128, f16 cache) for every number of queries S, so a query's result is the
 // same whether it is decoded alone or verified among k drafted tokens: a
 // query's arithmetic depends only on its position, never on the other
 // queries of the call.
 
-// kvGroupMax is the most queries kvAccumF16G64 keeps in registers; a
-// larger group's accumulation runs in passes.
-const kvGroupMax = 7
+// kvGroupMax is the most queries the accumulation kernel for head size d
+// keeps in registers (kvAccumF16G64: 7, kvAccumF16G128: 3); a larger
+// group's accumulation runs in passes.
+func kvGroupMax(d int) int {
+	if d == 128 {
+		return 3
+	}
+	return 7
+}
 
 // kvGroupS is the number of queries of a head whose states a grouped task
 // keeps in scratch at a time (the cache is read once per kvGroupS).
@@ -40,7 +46,7 @@ func kvGroupPlan(G, kvHeads, workers int) (gs, nsub int) {
 
 // grouped reports whether this run takes the grouped path.
 func (j *kvAttnJob) grouped() bool {
-	return j.H > j.Hkv && j.dt == ir.Float16 && j.D == 64 && j.Dv == 64 && kvGroupKernels()
+	return j.H > j.Hkv && j.dt == ir.Float16 && j.D == j.Dv && kvGroupKernels(j.D)
 }
 
 // groupTask computes query heads [g0, g0+gs) of KV head kvh of batch b
@@ -92,13 +98,12 @@ func (j *kvAttnJob) groupTask(w, t int) {
 					continue
 				}
 				m := min(n, p+1-j0)
-				scoresKVHalfG(qs[si*ng*D:(si+1)*ng*D], ng, kh, m, scores, tile)
+				scoresKVHalfG(qs[si*ng*D:(si+1)*ng*D], ng, kh, D, m, scores, tile)
 				for i := 0; i < ng; i++ {
 					kvSoftmaxStep(st[(si*ng+i)*(Dv+2):(si*ng+i+1)*(Dv+2)], scores[i*tile:i*tile+m])
 				}
-				for i0 := 0; i0 < ng; i0 += kvGroupMax {
-					k := min(kvGroupMax, ng-i0)
-					accumKVHalfG(st[(si*ng+i0)*(Dv+2)+2:], Dv+2, k, scores[i0*tile:], tile, vh, m)
+				for i0, gm := 0, kvGroupMax(D); i0 < ng; i0 += gm {
+					accumKVHalfG(st[(si*ng+i0)*(Dv+2)+2:], Dv+2, min(gm, ng-i0), scores[i0*tile:], tile, vh, Dv, m)
 				}
 			}
 		}

@@ -288,3 +288,246 @@ kagst:
 kagdone:
 	VZEROUPPER
 	RET
+
+// The same kernels for head size 128 (Llama 3, Qwen2-1.5B and up,
+// Mistral): two cache rows at a time in the scores (16 registers), three
+// queries' accumulators at a time in the weighted sum (24 registers). A
+// row's score is summed as at 64 (chunks 0, 2, 4, 6 into one chain, 1, 3,
+// 5, 7 into another; folded to four lanes, then (l0+l2)+(l1+l3)), in a
+// pair of rows or alone.
+
+// func kvScoresF16G128(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
+//
+// kvScoresF16G64 for rows of 128: out[i·ldo+c] = q[i·128:(i+1)·128]·
+// k[c·128:(c+1)·128] for i < ng, c < n.
+TEXT ·kvScoresF16G128(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ ng+8(FP), R8
+	MOVQ k+16(FP), DI
+	MOVQ n+24(FP), R9
+	MOVQ out+32(FP), R10
+	MOVQ ldo+40(FP), R12
+	SHLQ $2, R12
+
+ksh2:
+	CMPQ R9, $2
+	JL ksh1
+	PREFETCHT0 8192(DI)
+	PREFETCHT0 8256(DI)
+	PREFETCHT0 8320(DI)
+	PREFETCHT0 8384(DI)
+	PREFETCHT0 8448(DI)
+	PREFETCHT0 8512(DI)
+	PREFETCHT0 8576(DI)
+	PREFETCHT0 8640(DI)
+	VCVTPH2PS 0(DI), Z0
+	VCVTPH2PS 32(DI), Z1
+	VCVTPH2PS 64(DI), Z2
+	VCVTPH2PS 96(DI), Z3
+	VCVTPH2PS 128(DI), Z4
+	VCVTPH2PS 160(DI), Z5
+	VCVTPH2PS 192(DI), Z6
+	VCVTPH2PS 224(DI), Z7
+	VCVTPH2PS 256(DI), Z8
+	VCVTPH2PS 288(DI), Z9
+	VCVTPH2PS 320(DI), Z10
+	VCVTPH2PS 352(DI), Z11
+	VCVTPH2PS 384(DI), Z12
+	VCVTPH2PS 416(DI), Z13
+	VCVTPH2PS 448(DI), Z14
+	VCVTPH2PS 480(DI), Z15
+	MOVQ SI, R11
+	MOVQ R10, R13
+	MOVQ R8, CX
+
+ksh2q:
+	VMOVUPS 0(R11), Z16
+	VMOVUPS 64(R11), Z17
+	VMOVUPS 128(R11), Z18
+	VMOVUPS 192(R11), Z19
+	VMOVUPS 256(R11), Z20
+	VMOVUPS 320(R11), Z21
+	VMOVUPS 384(R11), Z22
+	VMOVUPS 448(R11), Z23
+	VMULPS Z0, Z16, Z24
+	VMULPS Z1, Z17, Z25
+	VMULPS Z8, Z16, Z26
+	VMULPS Z9, Z17, Z27
+	VFMADD231PS Z2, Z18, Z24
+	VFMADD231PS Z3, Z19, Z25
+	VFMADD231PS Z10, Z18, Z26
+	VFMADD231PS Z11, Z19, Z27
+	VFMADD231PS Z4, Z20, Z24
+	VFMADD231PS Z5, Z21, Z25
+	VFMADD231PS Z12, Z20, Z26
+	VFMADD231PS Z13, Z21, Z27
+	VFMADD231PS Z6, Z22, Z24
+	VFMADD231PS Z7, Z23, Z25
+	VFMADD231PS Z14, Z22, Z26
+	VFMADD231PS Z15, Z23, Z27
+	VADDPS Z25, Z24, Z24
+	VADDPS Z27, Z26, Z26
+	VEXTRACTF64X4 $1, Z24, Y28
+	VEXTRACTF64X4 $1, Z26, Y29
+	VADDPS Y28, Y24, Y24
+	VADDPS Y29, Y26, Y26
+	VEXTRACTF32X4 $1, Y24, X28
+	VEXTRACTF32X4 $1, Y26, X29
+	VADDPS X28, X24, X24
+	VADDPS X29, X26, X26
+	VUNPCKLPS X26, X24, X28
+	VUNPCKHPS X26, X24, X29
+	VADDPS X29, X28, X28
+	VMOVHLPS X28, X28, X29
+	VADDPS X29, X28, X28
+	VMOVSD X28, (R13)
+	ADDQ $512, R11
+	ADDQ R12, R13
+	DECQ CX
+	JNZ ksh2q
+	ADDQ $512, DI
+	ADDQ $8, R10
+	SUBQ $2, R9
+	JMP ksh2
+
+ksh1:
+	TESTQ R9, R9
+	JZ kshdone
+	VCVTPH2PS 0(DI), Z0
+	VCVTPH2PS 32(DI), Z1
+	VCVTPH2PS 64(DI), Z2
+	VCVTPH2PS 96(DI), Z3
+	VCVTPH2PS 128(DI), Z4
+	VCVTPH2PS 160(DI), Z5
+	VCVTPH2PS 192(DI), Z6
+	VCVTPH2PS 224(DI), Z7
+	MOVQ SI, R11
+	MOVQ R10, R13
+	MOVQ R8, CX
+
+ksh1q:
+	VMULPS 0(R11), Z0, Z24
+	VMULPS 64(R11), Z1, Z25
+	VFMADD231PS 128(R11), Z2, Z24
+	VFMADD231PS 192(R11), Z3, Z25
+	VFMADD231PS 256(R11), Z4, Z24
+	VFMADD231PS 320(R11), Z5, Z25
+	VFMADD231PS 384(R11), Z6, Z24
+	VFMADD231PS 448(R11), Z7, Z25
+	VADDPS Z25, Z24, Z24
+	VEXTRACTF64X4 $1, Z24, Y28
+	VADDPS Y28, Y24, Y24
+	VEXTRACTF32X4 $1, Y24, X28
+	VADDPS X28, X24, X24
+	VMOVHLPS X24, X24, X28
+	VADDPS X28, X24, X24
+	VMOVSHDUP X24, X28
+	VADDPS X28, X24, X24
+	VMOVSS X24, (R13)
+	ADDQ $512, R11
+	ADDQ R12, R13
+	DECQ CX
+	JNZ ksh1q
+	ADDQ $256, DI
+	ADDQ $4, R10
+	DECQ R9
+	JMP ksh1
+
+kshdone:
+	VZEROUPPER
+	RET
+
+// GACC8 adds row CX of v (widened in Z24..Z31) times query i's weight
+// (w_i at base, broadcast from memory) into its eight accumulators.
+#define GACC8(base, a0, a1, a2, a3, a4, a5, a6, a7) \
+	VFMADD231PS.BCST (base)(CX*4), Z24, a0 \
+	VFMADD231PS.BCST (base)(CX*4), Z25, a1 \
+	VFMADD231PS.BCST (base)(CX*4), Z26, a2 \
+	VFMADD231PS.BCST (base)(CX*4), Z27, a3 \
+	VFMADD231PS.BCST (base)(CX*4), Z28, a4 \
+	VFMADD231PS.BCST (base)(CX*4), Z29, a5 \
+	VFMADD231PS.BCST (base)(CX*4), Z30, a6 \
+	VFMADD231PS.BCST (base)(CX*4), Z31, a7
+
+// GLOAD8 and GSTORE8 move query i's 128 accumulators (at base) to and
+// from registers.
+#define GLOAD8(base, a0, a1, a2, a3, a4, a5, a6, a7) \
+	GLOAD(base, a0, a1, a2, a3) \
+	VMOVUPS 256(base), a4 \
+	VMOVUPS 320(base), a5 \
+	VMOVUPS 384(base), a6 \
+	VMOVUPS 448(base), a7
+
+#define GSTORE8(base, a0, a1, a2, a3, a4, a5, a6, a7) \
+	GSTORE(base, a0, a1, a2, a3) \
+	VMOVUPS a4, 256(base) \
+	VMOVUPS a5, 320(base) \
+	VMOVUPS a6, 384(base) \
+	VMOVUPS a7, 448(base)
+
+// func kvAccumF16G128(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
+//
+// kvAccumF16G64 for rows of 128 and 1 ≤ ng ≤ 3: acc[i·lda:i·lda+128] +=
+// Σ_c w[i·ldw+c]·v[c·128:(c+1)·128], query i's accumulators in
+// Z8i..Z8i+7, each row widened once into Z24..Z31.
+TEXT ·kvAccumF16G128(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ ng+16(FP), SI
+	MOVQ w+24(FP), R9
+	MOVQ ldw+32(FP), AX
+	SHLQ $2, AX
+	MOVQ v+40(FP), DX
+	MOVQ n+48(FP), R12
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ DI, AX
+	GLOAD8(AX, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	GNEXT(2, kahl)
+	GLOAD8(AX, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	GNEXT(3, kahl)
+	GLOAD8(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+kahl:
+	XORQ CX, CX
+
+kahrow:
+	CMPQ CX, R12
+	JGE kahst
+	PREFETCHT0 8192(DX)
+	PREFETCHT0 8256(DX)
+	PREFETCHT0 8320(DX)
+	PREFETCHT0 8384(DX)
+	VCVTPH2PS 0(DX), Z24
+	VCVTPH2PS 32(DX), Z25
+	VCVTPH2PS 64(DX), Z26
+	VCVTPH2PS 96(DX), Z27
+	VCVTPH2PS 128(DX), Z28
+	VCVTPH2PS 160(DX), Z29
+	VCVTPH2PS 192(DX), Z30
+	VCVTPH2PS 224(DX), Z31
+	GACC8(R9, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	CMPQ SI, $2
+	JL kahnext
+	GACC8(R10, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	CMPQ SI, $3
+	JL kahnext
+	GACC8(R11, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+kahnext:
+	ADDQ $256, DX
+	INCQ CX
+	JMP kahrow
+
+kahst:
+	MOVQ DI, AX
+	GSTORE8(AX, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	GNEXT(2, kahdone)
+	GSTORE8(AX, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	GNEXT(3, kahdone)
+	GSTORE8(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+kahdone:
+	VZEROUPPER
+	RET

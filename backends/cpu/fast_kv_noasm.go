@@ -19,12 +19,12 @@ func prefetchRowsW([]byte) {}
 
 // Without assembly KVAttention runs a head at a time (the grouped path
 // has no plain-Go kernels: its gain is the widening it shares).
-func kvGroupKernels() bool { return false }
+func kvGroupKernels(int) bool { return false }
 
-func scoresKVHalfG(q []float32, ng int, k []uint16, n int, out []float32, ldo int) {
-	scoresKVHalfGroupGo(q, ng, k, 64, n, out, ldo)
+func scoresKVHalfG(q []float32, ng int, k []uint16, d, n int, out []float32, ldo int) {
+	scoresKVHalfGroupGo(q, ng, k, d, n, out, ldo)
 }
 
-func accumKVHalfG(acc []float32, lda, ng int, w []float32, ldw int, v []uint16, n int) {
-	accumKVHalfGroupGo(acc, lda, ng, w, ldw, v, 64, n)
+func accumKVHalfG(acc []float32, lda, ng int, w []float32, ldw int, v []uint16, d, n int) {
+	accumKVHalfGroupGo(acc, lda, ng, w, ldw, v, d, n)
 }
