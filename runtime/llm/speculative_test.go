@@ -421,11 +421,18 @@ func BenchmarkSpeculative(b *testing.B) {
 
 // TestSpeculativeGreedyMatchesGroupedF16 is TestSpeculativeGreedyMatches
 // where the CPU backend's grouped-query attention runs (an f16 cache, head
-// size 64, eight query heads on one KV head): verifying k drafted tokens in
-// one pass gives each the bits a decode step gives it.
+// size 64 or 128, all query heads on one KV head): verifying k drafted
+// tokens in one pass gives each the bits a decode step gives it.
 func TestSpeculativeGreedyMatchesGroupedF16(t *testing.T) {
+	// Head sizes 64 (eight heads on one) and 128 (four on one).
+	for _, heads := range []int{8, 4} {
+		t.Run(fmt.Sprint("headsize", 512/heads), func(t *testing.T) { testSpeculativeGroupedF16(t, heads) })
+	}
+}
+
+func testSpeculativeGroupedF16(t *testing.T, heads int) {
 	const capacity, steps = 96, 32
-	cfg, w, err := llama.LoadLlama2C(writeCheckpoint(t, 512, 96, 2, 8, 1, 70, 128, true, 13))
+	cfg, w, err := llama.LoadLlama2C(writeCheckpoint(t, 512, 96, 2, heads, 1, 70, 128, true, 13))
 	require.NoError(t, err)
 	compileF16 := func(cfg llama.Config, w *llama.Weights, seqs ...int) *llm.Model {
 		var rs []llm.Runner
