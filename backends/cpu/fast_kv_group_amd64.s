@@ -9,6 +9,54 @@
 // A query's arithmetic depends only on the row and the number of rows, so
 // its result does not depend on the other queries in the call.
 
+// WIDEN4(off, z0, z1, z2, z3) widens the 64 f16 values at off(DI).
+#define WIDEN4(off, z0, z1, z2, z3) \
+	VCVTPH2PS (off)(DI), z0 \
+	VCVTPH2PS (off+32)(DI), z1 \
+	VCVTPH2PS (off+64)(DI), z2 \
+	VCVTPH2PS (off+96)(DI), z3
+
+// WIDEN16 widens the 256 f16 values at DI into Z0..Z15 (four rows of 64,
+// two of 128).
+#define WIDEN16 \
+	WIDEN4(0, Z0, Z1, Z2, Z3) \
+	WIDEN4(128, Z4, Z5, Z6, Z7) \
+	WIDEN4(256, Z8, Z9, Z10, Z11) \
+	WIDEN4(384, Z12, Z13, Z14, Z15)
+
+// PF8(off) prefetches the eight lines from off(DI).
+#define PF8(off) \
+	PREFETCHT0 (off)(DI) \
+	PREFETCHT0 (off+64)(DI) \
+	PREFETCHT0 (off+128)(DI) \
+	PREFETCHT0 (off+192)(DI) \
+	PREFETCHT0 (off+256)(DI) \
+	PREFETCHT0 (off+320)(DI) \
+	PREFETCHT0 (off+384)(DI) \
+	PREFETCHT0 (off+448)(DI)
+
+// QSTART points R11 at the first query, R13 at its output and CX at the
+// query count.
+#define QSTART \
+	MOVQ SI, R11 \
+	MOVQ R10, R13 \
+	MOVQ R8, CX
+
+// FOLD1(b, a, ay, ax, ty, tx) stores one row's score at (R13): chains a
+// and b added, folded to four lanes l0..l3 (t is scratch), then
+// (l0+l2)+(l1+l3).
+#define FOLD1(b, a, ay, ax, ty, tx) \
+	VADDPS b, a, a \
+	VEXTRACTF64X4 $1, a, ty \
+	VADDPS ty, ay, ay \
+	VEXTRACTF32X4 $1, ay, tx \
+	VADDPS tx, ax, ax \
+	VMOVHLPS ax, ax, tx \
+	VADDPS tx, ax, ax \
+	VMOVSHDUP ax, tx \
+	VADDPS tx, ax, ax \
+	VMOVSS ax, (R13)
+
 // KSUM4 adds the four rows' products with one query (its 64 elements in
 // Z16..Z19, the rows widened in Z0..Z15, row r's chunk j in Z(4r+j)) and
 // stores the four sums at (R13): per row, chunks 0 and 2 into one chain,
@@ -82,33 +130,9 @@ TEXT ·kvScoresF16G64(SB), NOSPLIT, $0-48
 ksg4:
 	CMPQ R9, $4
 	JL ksg1
-	PREFETCHT0 4096(DI)
-	PREFETCHT0 4160(DI)
-	PREFETCHT0 4224(DI)
-	PREFETCHT0 4288(DI)
-	PREFETCHT0 4352(DI)
-	PREFETCHT0 4416(DI)
-	PREFETCHT0 4480(DI)
-	PREFETCHT0 4544(DI)
-	VCVTPH2PS 0(DI), Z0
-	VCVTPH2PS 32(DI), Z1
-	VCVTPH2PS 64(DI), Z2
-	VCVTPH2PS 96(DI), Z3
-	VCVTPH2PS 128(DI), Z4
-	VCVTPH2PS 160(DI), Z5
-	VCVTPH2PS 192(DI), Z6
-	VCVTPH2PS 224(DI), Z7
-	VCVTPH2PS 256(DI), Z8
-	VCVTPH2PS 288(DI), Z9
-	VCVTPH2PS 320(DI), Z10
-	VCVTPH2PS 352(DI), Z11
-	VCVTPH2PS 384(DI), Z12
-	VCVTPH2PS 416(DI), Z13
-	VCVTPH2PS 448(DI), Z14
-	VCVTPH2PS 480(DI), Z15
-	MOVQ SI, R11
-	MOVQ R10, R13
-	MOVQ R8, CX
+	PF8(4096)
+	WIDEN16
+	QSTART
 
 ksg4q:
 	VMOVUPS 0(R11), Z16
@@ -128,29 +152,15 @@ ksg4q:
 ksg1:
 	TESTQ R9, R9
 	JZ ksgdone
-	VCVTPH2PS 0(DI), Z0
-	VCVTPH2PS 32(DI), Z1
-	VCVTPH2PS 64(DI), Z2
-	VCVTPH2PS 96(DI), Z3
-	MOVQ SI, R11
-	MOVQ R10, R13
-	MOVQ R8, CX
+	WIDEN4(0, Z0, Z1, Z2, Z3)
+	QSTART
 
 ksg1q:
 	VMULPS 0(R11), Z0, Z20
 	VMULPS 64(R11), Z1, Z24
 	VFMADD231PS 128(R11), Z2, Z20
 	VFMADD231PS 192(R11), Z3, Z24
-	VADDPS Z24, Z20, Z20
-	VEXTRACTF64X4 $1, Z20, Y24
-	VADDPS Y24, Y20, Y20
-	VEXTRACTF32X4 $1, Y20, X24
-	VADDPS X24, X20, X20
-	VMOVHLPS X20, X20, X24
-	VADDPS X24, X20, X20
-	VMOVSHDUP X20, X24
-	VADDPS X24, X20, X20
-	VMOVSS X20, (R13)
+	FOLD1(Z24, Z20, Y20, X20, Y24, X24)
 	ADDQ $256, R11
 	ADDQ R12, R13
 	DECQ CX
@@ -193,6 +203,24 @@ ksgdone:
 	JL lskip \
 	ADDQ R8, AX
 
+// GEACH7(OP, lskip) applies OP (GLOAD or GSTORE) to the accumulators of
+// each of the SI ≤ 7 queries, from DI, then goes to lskip.
+#define GEACH7(OP, lskip) \
+	MOVQ DI, AX \
+	OP(AX, Z0, Z1, Z2, Z3) \
+	GNEXT(2, lskip) \
+	OP(AX, Z4, Z5, Z6, Z7) \
+	GNEXT(3, lskip) \
+	OP(AX, Z8, Z9, Z10, Z11) \
+	GNEXT(4, lskip) \
+	OP(AX, Z12, Z13, Z14, Z15) \
+	GNEXT(5, lskip) \
+	OP(AX, Z16, Z17, Z18, Z19) \
+	GNEXT(6, lskip) \
+	OP(AX, Z20, Z21, Z22, Z23) \
+	GNEXT(7, lskip) \
+	OP(AX, Z24, Z25, Z26, Z27)
+
 // func kvAccumF16G64(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
 //
 // acc[i·lda:i·lda+64] += Σ_c w[i·ldw+c]·v[c·64:(c+1)·64] for i < ng
@@ -217,20 +245,7 @@ TEXT ·kvAccumF16G64(SB), NOSPLIT, $0-56
 	LEAQ (R14)(AX*1), R15
 	LEAQ (R15)(AX*1), BX
 	// Load the accumulators (AX walks them).
-	MOVQ DI, AX
-	GLOAD(AX, Z0, Z1, Z2, Z3)
-	GNEXT(2, kagl)
-	GLOAD(AX, Z4, Z5, Z6, Z7)
-	GNEXT(3, kagl)
-	GLOAD(AX, Z8, Z9, Z10, Z11)
-	GNEXT(4, kagl)
-	GLOAD(AX, Z12, Z13, Z14, Z15)
-	GNEXT(5, kagl)
-	GLOAD(AX, Z16, Z17, Z18, Z19)
-	GNEXT(6, kagl)
-	GLOAD(AX, Z20, Z21, Z22, Z23)
-	GNEXT(7, kagl)
-	GLOAD(AX, Z24, Z25, Z26, Z27)
+	GEACH7(GLOAD, kagl)
 
 kagl:
 	XORQ CX, CX
@@ -270,20 +285,7 @@ kagnext:
 	JMP kagrow
 
 kagst:
-	MOVQ DI, AX
-	GSTORE(AX, Z0, Z1, Z2, Z3)
-	GNEXT(2, kagdone)
-	GSTORE(AX, Z4, Z5, Z6, Z7)
-	GNEXT(3, kagdone)
-	GSTORE(AX, Z8, Z9, Z10, Z11)
-	GNEXT(4, kagdone)
-	GSTORE(AX, Z12, Z13, Z14, Z15)
-	GNEXT(5, kagdone)
-	GSTORE(AX, Z16, Z17, Z18, Z19)
-	GNEXT(6, kagdone)
-	GSTORE(AX, Z20, Z21, Z22, Z23)
-	GNEXT(7, kagdone)
-	GSTORE(AX, Z24, Z25, Z26, Z27)
+	GEACH7(GSTORE, kagdone)
 
 kagdone:
 	VZEROUPPER
@@ -312,33 +314,9 @@ TEXT ·kvScoresF16G128(SB), NOSPLIT, $0-48
 ksh2:
 	CMPQ R9, $2
 	JL ksh1
-	PREFETCHT0 8192(DI)
-	PREFETCHT0 8256(DI)
-	PREFETCHT0 8320(DI)
-	PREFETCHT0 8384(DI)
-	PREFETCHT0 8448(DI)
-	PREFETCHT0 8512(DI)
-	PREFETCHT0 8576(DI)
-	PREFETCHT0 8640(DI)
-	VCVTPH2PS 0(DI), Z0
-	VCVTPH2PS 32(DI), Z1
-	VCVTPH2PS 64(DI), Z2
-	VCVTPH2PS 96(DI), Z3
-	VCVTPH2PS 128(DI), Z4
-	VCVTPH2PS 160(DI), Z5
-	VCVTPH2PS 192(DI), Z6
-	VCVTPH2PS 224(DI), Z7
-	VCVTPH2PS 256(DI), Z8
-	VCVTPH2PS 288(DI), Z9
-	VCVTPH2PS 320(DI), Z10
-	VCVTPH2PS 352(DI), Z11
-	VCVTPH2PS 384(DI), Z12
-	VCVTPH2PS 416(DI), Z13
-	VCVTPH2PS 448(DI), Z14
-	VCVTPH2PS 480(DI), Z15
-	MOVQ SI, R11
-	MOVQ R10, R13
-	MOVQ R8, CX
+	PF8(8192)
+	WIDEN16
+	QSTART
 
 ksh2q:
 	VMOVUPS 0(R11), Z16
@@ -393,17 +371,9 @@ ksh2q:
 ksh1:
 	TESTQ R9, R9
 	JZ kshdone
-	VCVTPH2PS 0(DI), Z0
-	VCVTPH2PS 32(DI), Z1
-	VCVTPH2PS 64(DI), Z2
-	VCVTPH2PS 96(DI), Z3
-	VCVTPH2PS 128(DI), Z4
-	VCVTPH2PS 160(DI), Z5
-	VCVTPH2PS 192(DI), Z6
-	VCVTPH2PS 224(DI), Z7
-	MOVQ SI, R11
-	MOVQ R10, R13
-	MOVQ R8, CX
+	WIDEN4(0, Z0, Z1, Z2, Z3)
+	WIDEN4(128, Z4, Z5, Z6, Z7)
+	QSTART
 
 ksh1q:
 	VMULPS 0(R11), Z0, Z24
@@ -414,16 +384,7 @@ ksh1q:
 	VFMADD231PS 320(R11), Z5, Z25
 	VFMADD231PS 384(R11), Z6, Z24
 	VFMADD231PS 448(R11), Z7, Z25
-	VADDPS Z25, Z24, Z24
-	VEXTRACTF64X4 $1, Z24, Y28
-	VADDPS Y28, Y24, Y24
-	VEXTRACTF32X4 $1, Y24, X28
-	VADDPS X28, X24, X24
-	VMOVHLPS X24, X24, X28
-	VADDPS X28, X24, X24
-	VMOVSHDUP X24, X28
-	VADDPS X28, X24, X24
-	VMOVSS X24, (R13)
+	FOLD1(Z25, Z24, Y24, X24, Y28, X28)
 	ADDQ $512, R11
 	ADDQ R12, R13
 	DECQ CX
@@ -465,6 +426,16 @@ kshdone:
 	VMOVUPS a6, 384(base) \
 	VMOVUPS a7, 448(base)
 
+// GEACH3(OP, lskip) is GEACH7 for the SI ≤ 3 queries of head size 128
+// (OP GLOAD8 or GSTORE8).
+#define GEACH3(OP, lskip) \
+	MOVQ DI, AX \
+	OP(AX, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7) \
+	GNEXT(2, lskip) \
+	OP(AX, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15) \
+	GNEXT(3, lskip) \
+	OP(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
 // func kvAccumF16G128(acc *float32, lda int, ng int, w *float32, ldw int, v *uint16, n int)
 //
 // kvAccumF16G64 for rows of 128 and 1 ≤ ng ≤ 3: acc[i·lda:i·lda+128] +=
@@ -482,12 +453,7 @@ TEXT ·kvAccumF16G128(SB), NOSPLIT, $0-56
 	MOVQ n+48(FP), R12
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
-	MOVQ DI, AX
-	GLOAD8(AX, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	GNEXT(2, kahl)
-	GLOAD8(AX, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	GNEXT(3, kahl)
-	GLOAD8(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	GEACH3(GLOAD8, kahl)
 
 kahl:
 	XORQ CX, CX
@@ -521,12 +487,7 @@ kahnext:
 	JMP kahrow
 
 kahst:
-	MOVQ DI, AX
-	GSTORE8(AX, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	GNEXT(2, kahdone)
-	GSTORE8(AX, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	GNEXT(3, kahdone)
-	GSTORE8(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	GEACH3(GSTORE8, kahdone)
 
 kahdone:
 	VZEROUPPER
