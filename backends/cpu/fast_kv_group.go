@@ -11,8 +11,12 @@ import "github.com/weftrt/weft/ir"
 // cache is 48 KB a KV head), and the per-head kernels widened every row
 // seven times.
 //
-// The grouped path runs where the kernels exist (AVX-512, head size 64 or
-// 128, f16 cache) for every number of queries S, so a query's result is the
+// Q8_0 caches take the grouped path too, on every CPU: each tile is
+// widened into scratch once for the group instead of once per query head,
+// and each query then runs the per-head path's f32 kernels on it.
+//
+// The f16 grouped path runs where the kernels exist (AVX-512, head size 64
+// or 128) for every number of queries S, so a query's result is the
 // same whether it is decoded alone or verified among k drafted tokens: a
 // query's arithmetic depends only on its position, never on the other
 // queries of the call.
@@ -46,7 +50,17 @@ func kvGroupPlan(G, kvHeads, workers int) (gs, nsub int) {
 
 // grouped reports whether this run takes the grouped path.
 func (j *kvAttnJob) grouped() bool {
-	return j.H > j.Hkv && j.dt == ir.Float16 && j.D == j.Dv && kvGroupKernels(j.D)
+	switch {
+	case j.H == j.Hkv:
+		return false
+	case j.dt == ir.Float16:
+		return j.D == j.Dv && kvGroupKernels(j.D)
+	default:
+		// Q8_0: a tile is widened into scratch once for the group, then
+		// each query runs the one-head f32 kernels on it, as the per-head
+		// path does (bit for bit).
+		return j.dt == ir.Q8_0
+	}
 }
 
 // groupTask computes query heads [g0, g0+gs) of KV head kvh of batch b
@@ -65,6 +79,7 @@ func (j *kvAttnJob) groupTask(w, t int) {
 	buf := j.buf[w*j.per : (w+1)*j.per]
 	scores := buf[j.scOff : j.scOff+ng*tile]
 	krb, vrb := int(j.dt.Bytes(int64(D))), int(j.dt.Bytes(int64(Dv)))
+	q8 := j.dt == ir.Q8_0
 	lastAll := int64(0)
 	for _, p := range j.pos[b*S : (b+1)*S] {
 		lastAll = max(lastAll, p)
@@ -90,14 +105,32 @@ func (j *kvAttnJob) groupTask(w, t int) {
 		j.prefetchHead(ch, min(kvTile, int(last)+1), krb, vrb)
 		for j0 := 0; j0 <= int(last); j0 += tile {
 			n := min(tile, int(last)+1-j0)
-			kh := j.kh[(ch*P+j0)*D : (ch*P+j0+n)*D]
-			vh := j.vh[(ch*P+j0)*Dv : (ch*P+j0+n)*Dv]
+			var kh, vh []uint16
+			var kt, vt []float32
+			if q8 {
+				kt, vt = buf[j.kOff:j.kOff+n*D], buf[j.vOff:j.vOff+n*Dv]
+				loadQ8(kt, j.k[(ch*P+j0)*krb:(ch*P+j0+n)*krb])
+				loadQ8(vt, j.v[(ch*P+j0)*vrb:(ch*P+j0+n)*vrb])
+			} else {
+				kh = j.kh[(ch*P+j0)*D : (ch*P+j0+n)*D]
+				vh = j.vh[(ch*P+j0)*Dv : (ch*P+j0+n)*Dv]
+			}
 			for si := 0; si < sn; si++ {
 				p := int(j.pos[b*S+s0+si])
 				if p < j0 {
 					continue
 				}
 				m := min(n, p+1-j0)
+				if q8 {
+					for i := 0; i < ng; i++ {
+						sc := scores[i*tile : i*tile+m]
+						state := st[(si*ng+i)*(Dv+2) : (si*ng+i+1)*(Dv+2)]
+						scoresKV(qs[(si*ng+i)*D:(si*ng+i+1)*D], kt, D, m, sc)
+						kvSoftmaxStep(state, sc)
+						accumKV(state[2:], sc, vt, Dv, m)
+					}
+					continue
+				}
 				scoresKVHalfG(qs[si*ng*D:(si+1)*ng*D], ng, kh, D, m, scores, tile)
 				for i := 0; i < ng; i++ {
 					kvSoftmaxStep(st[(si*ng+i)*(Dv+2):(si*ng+i+1)*(Dv+2)], scores[i*tile:i*tile+m])

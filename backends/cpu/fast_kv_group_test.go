@@ -120,3 +120,47 @@ func TestKVAttentionGroupedConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestKVAttentionGroupedQ8MatchesPerHead: over a Q8_0 cache the grouped
+// path widens a tile once for its group and runs the per-head kernels on
+// it, so its outputs are bit-identical to the per-head path's, here run on
+// a cache with every KV head repeated for each of its query heads.
+func TestKVAttentionGroupedQ8MatchesPerHead(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, tc := range []struct{ H, Hkv, S, P, first, D int64 }{
+		{14, 2, 1, 300, 250, 64},
+		{8, 2, 5, 100, 60, 128},
+		{6, 3, 3, 70, 40, 32},
+	} {
+		for _, workers := range []int{1, 2} {
+			G := tc.H / tc.Hkv
+			q := randF32(r, 1, tc.H, tc.S, tc.D)
+			kf, vf := randF32(r, 1, tc.Hkv, tc.P, tc.D), randF32(r, 1, tc.Hkv, tc.P, tc.D)
+			// The same rows with each KV head repeated G times.
+			rep := func(x *ir.Tensor) *ir.Tensor {
+				out := ir.NewTensor(ir.Float32, []int64{1, tc.H, tc.P, tc.D})
+				n := tc.P * tc.D
+				for h := int64(0); h < tc.H; h++ {
+					copy(out.Float32s()[h*n:(h+1)*n], x.Float32s()[(h/G)*n:(h/G+1)*n])
+				}
+				return out
+			}
+			ps := make([]int64, tc.S)
+			for i := range ps {
+				ps[i] = tc.first + int64(i)
+			}
+			run := func(k, v *ir.Tensor) []float32 {
+				in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{1, tc.S}, ps)}
+				y := ir.NewTensor(ir.Float32, []int64{1, tc.H, tc.S, tc.D})
+				kern, err := buildIntoWorkers(node("KVAttention", nil, in), in, []*ir.Tensor{y}, nil, workers)
+				require.NoError(t, err)
+				require.NotNil(t, kern)
+				require.NoError(t, kern(in, []*ir.Tensor{y}))
+				return y.Float32s()
+			}
+			grouped := run(kvStore(t, ir.Q8_0, kf), kvStore(t, ir.Q8_0, vf))
+			perHead := run(kvStore(t, ir.Q8_0, rep(kf)), kvStore(t, ir.Q8_0, rep(vf)))
+			require.Equal(t, perHead, grouped, "%+v, %d workers", tc, workers)
+		}
+	}
+}
