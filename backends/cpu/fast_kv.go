@@ -159,7 +159,9 @@ const (
 // calling goroutine (a pool dispatch costs more than it saves).
 const minKVParallel = 1 << 15
 
-// buildKVAttention computes each (batch, head) as one task: the cache rows
+// buildKVAttention computes each (batch, head) as one task, or, where
+// query heads share a KV head and the cache is f16 (AVX-512, head size 64
+// or 128) or Q8_0, each group of them (fast_kv_group.go): the cache rows
 // up to the largest position of its queries, a tile at a time (widened to
 // f32 unless the cache is f32), with an online softmax per query (running
 // maximum and sum, float32 accumulators).

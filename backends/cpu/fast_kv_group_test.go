@@ -96,22 +96,13 @@ func TestKVAttentionGroupedConsistent(t *testing.T) {
 				for i := range ps {
 					ps[i] = tc.first + int64(i)
 				}
-				run := func(q *ir.Tensor, ps []int64) *ir.Tensor {
-					in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{1, int64(len(ps))}, ps)}
-					y := ir.NewTensor(ir.Float32, []int64{1, tc.H, int64(len(ps)), D})
-					kern, err := buildIntoWorkers(node("KVAttention", nil, in), in, []*ir.Tensor{y}, nil, workers)
-					require.NoError(t, err)
-					require.NotNil(t, kern)
-					require.NoError(t, kern(in, []*ir.Tensor{y}))
-					return y
-				}
-				all := run(q, ps).Float32s()
+				all := runKVAttention(t, q, k, v, ps, workers)
 				for s := int64(0); s < tc.S; s++ {
 					qs := ir.NewTensor(ir.Float32, []int64{1, tc.H, 1, D})
 					for h := int64(0); h < tc.H; h++ {
 						copy(qs.Float32s()[h*D:(h+1)*D], q.Float32s()[(h*tc.S+s)*D:(h*tc.S+s+1)*D])
 					}
-					one := run(qs, ps[s:s+1]).Float32s()
+					one := runKVAttention(t, qs, k, v, ps[s:s+1], workers)
 					for h := int64(0); h < tc.H; h++ {
 						require.Equal(t, all[(h*tc.S+s)*D:(h*tc.S+s+1)*D], one[h*D:(h+1)*D], "head %d query %d", h, s)
 					}
@@ -149,18 +140,23 @@ func TestKVAttentionGroupedQ8MatchesPerHead(t *testing.T) {
 			for i := range ps {
 				ps[i] = tc.first + int64(i)
 			}
-			run := func(k, v *ir.Tensor) []float32 {
-				in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{1, tc.S}, ps)}
-				y := ir.NewTensor(ir.Float32, []int64{1, tc.H, tc.S, tc.D})
-				kern, err := buildIntoWorkers(node("KVAttention", nil, in), in, []*ir.Tensor{y}, nil, workers)
-				require.NoError(t, err)
-				require.NotNil(t, kern)
-				require.NoError(t, kern(in, []*ir.Tensor{y}))
-				return y.Float32s()
-			}
-			grouped := run(kvStore(t, ir.Q8_0, kf), kvStore(t, ir.Q8_0, vf))
-			perHead := run(kvStore(t, ir.Q8_0, rep(kf)), kvStore(t, ir.Q8_0, rep(vf)))
+			grouped := runKVAttention(t, q, kvStore(t, ir.Q8_0, kf), kvStore(t, ir.Q8_0, vf), ps, workers)
+			perHead := runKVAttention(t, q, kvStore(t, ir.Q8_0, rep(kf)), kvStore(t, ir.Q8_0, rep(vf)), ps, workers)
 			require.Equal(t, perHead, grouped, "%+v, %d workers", tc, workers)
 		}
 	}
+}
+
+// runKVAttention runs the fast KVAttention kernel on a pool of the given
+// workers for queries q [1, H, len(ps), D] at positions ps
+// and returns its output.
+func runKVAttention(t *testing.T, q, k, v *ir.Tensor, ps []int64, workers int) []float32 {
+	t.Helper()
+	in := []*ir.Tensor{q, k, v, ir.FromInt64([]int64{1, int64(len(ps))}, ps)}
+	y := ir.NewTensor(ir.Float32, []int64{1, q.Shape[1], int64(len(ps)), v.Shape[3]})
+	kern, err := buildIntoWorkers(node("KVAttention", nil, in), in, []*ir.Tensor{y}, nil, workers)
+	require.NoError(t, err)
+	require.NotNil(t, kern)
+	require.NoError(t, kern(in, []*ir.Tensor{y}))
+	return y.Float32s()
 }

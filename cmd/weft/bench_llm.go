@@ -96,7 +96,7 @@ type llmBenchResult struct {
 	PairedDecodeTokS float64 `json:"paired_decode_tok_s,omitempty"`
 	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
 	// StretchFracs is each stretch's share (its steps' weight traffic
-	// against the mean rate of the passes before and after it), in
+	// against the faster of the passes before and after it), in
 	// generation order; DecodeBWFrac is their median (the lower middle
 	// one of an even count).
 	StretchFracs []float64 `json:"decode_bandwidth_fraction_stretches,omitempty"`
