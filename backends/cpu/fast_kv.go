@@ -324,7 +324,8 @@ func (j *kvAttnJob) Task(w, t int) {
 			qi := qs[s*D : (s+1)*D]
 			sc := scores[:m]
 			if half {
-				scoresKVHalf(qi, kh, D, m, sc)
+				// The values' first rows are the stream after the keys.
+				scoresKVHalfNext(qi, kh, D, m, sc, vh[:min(m, kvPFRows)*Dv])
 			} else {
 				scoresKV(qi, kt, D, m, sc)
 			}
@@ -332,19 +333,90 @@ func (j *kvAttnJob) Task(w, t int) {
 			acc := state[2:]
 			kvSoftmaxStep(state, sc)
 			if half {
-				accumKVHalf(acc, sc, vh, Dv, m)
+				accumKVHalfNext(acc, sc, vh, Dv, m, j.nextKeys(t, j0+j.tile, int(last)))
 			} else {
 				accumKV(acc, sc, vt, Dv, m)
 			}
 		}
 	}
-	if t+1 < j.B*j.H && (t+1)/j.H == b {
+	if !half && t+1 < j.B*j.H && (t+1)/j.H == b {
 		j.prefetchHead(b*j.Hkv+(h+1)/(j.H/j.Hkv), min(kvTile, int(last)+1), krb, vrb)
 	}
 	for s := 0; s < S; s++ {
 		row := (b*j.H+h)*S + s
 		kvFinish(st[s*(Dv+2):(s+1)*(Dv+2)], j.y[row*Dv:(row+1)*Dv])
 	}
+}
+
+// kvPFRows is how many rows ahead of its loads an f16 kernel prefetches a
+// cache stream (KVPFS in fast_kv_amd64.s).
+const kvPFRows = 32
+
+// A head's decode attention reads short streams: its keys, then its
+// values (at 192 positions a row of 64 f16 is 24 KB of each), then the
+// next head's keys. A kernel that prefetches a fixed distance ahead
+// spends the end of each stream on lines past it that nobody reads, and
+// the next stream starts with nothing in flight. So the per-head f16
+// path hands the prefetch on: a stream's last kvPFRows rows are read
+// without prefetching past them, and the next stream's first rows are
+// prefetched as they start.
+
+// kvHandOff is the number of leading rows of an n-row stream read with
+// prefetching ahead, the rest being the stream's tail. It is a multiple of
+// 4, the scores kernels' row block, so that every score has the bits of
+// one call over all n rows.
+func kvHandOff(n int) int {
+	if n <= kvPFRows {
+		return 0
+	}
+	return (n - kvPFRows) &^ 3
+}
+
+// scoresKVHalfNext is scoresKVHalf over n rows that hands the prefetch on
+// to next (the stream read after these rows) for the last ones.
+func scoresKVHalfNext(q []float32, k []uint16, d, n int, out []float32, next []uint16) {
+	h := kvHandOff(n)
+	if h > 0 {
+		scoresKVHalfPF(q, k[:h*d], d, h, out[:h], kvPFRows)
+	}
+	prefetchHalf(next)
+	scoresKVHalfPF(q, k[h*d:n*d], d, n-h, out[h:n], 0)
+}
+
+// accumKVHalfNext is accumKVHalf over n rows that hands the prefetch on
+// to next. The split falls where kvHandOff says whatever next is, so a
+// query's sums depend only on its rows (its position).
+func accumKVHalfNext(acc, w []float32, v []uint16, d, n int, next []uint16) {
+	h := kvHandOff(n)
+	if h > 0 {
+		accumKVHalfPF(acc, w[:h], v[:h*d], d, h, kvPFRows)
+	}
+	prefetchHalf(next)
+	accumKVHalfPF(acc, w[h:n], v[h*d:n*d], d, n-h, 0)
+}
+
+// prefetchHalf prefetches the f16 values of r.
+func prefetchHalf(r []uint16) {
+	if len(r) > 0 {
+		prefetchRows(unsafe.Slice((*byte)(unsafe.Pointer(&r[0])), 2*len(r)))
+	}
+}
+
+// nextKeys returns the first rows of the keys that per-head task t reads
+// after the values of the tile before row j1 (last the largest position
+// of its queries): the next tile's, else the next head's of the same
+// batch, else none.
+func (j *kvAttnJob) nextKeys(t, j1, last int) []uint16 {
+	b, h := t/j.H, t%j.H
+	kvh := b*j.Hkv + h/(j.H/j.Hkv)
+	if j1 > last {
+		if h+1 == j.H {
+			return nil
+		}
+		kvh, j1 = b*j.Hkv+(h+1)/(j.H/j.Hkv), 0
+	}
+	r := kvh*j.P + j1
+	return j.kh[r*j.D : (r+min(kvPFRows, last+1-j1))*j.D]
 }
 
 // kvSoftmaxStep folds a tile's scores sc into a query's online-softmax

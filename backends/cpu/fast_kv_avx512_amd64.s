@@ -4,15 +4,16 @@
 
 // AVX-512 kernels of KVAttention over f16 caches (fast_kv.go): the AVX2
 // ones' loops at twice the width, for head sizes that are a multiple of
-// 32. Rows are prefetched 32 ahead, as there (KVPFS in fast_kv_amd64.s).
-#define KVPFS512 5
+// 32. Each row's lines are prefetched pf bytes ahead (the caller's
+// choice: kvPFRows rows within the stream, 0 for the stream's last rows,
+// whose successor the caller prefetches itself).
 
-// func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32)
+// func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32, pf int)
 //
 // out[c] = q·k[c·d:(c+1)·d] for c < n, d a multiple of 32. Four rows at a
 // time: each 32-element chunk of q is loaded once for the four rows, two
 // accumulators per row, one reduction for the four; then row by row.
-TEXT ·kvScoresF16AVX512(SB), NOSPLIT, $0-40
+TEXT ·kvScoresF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ q+0(FP), SI
 	MOVQ k+8(FP), DI
 	MOVQ d+16(FP), R8
@@ -26,8 +27,7 @@ ks512x4:
 	CMPQ R9, $4
 	JL ks512row
 	MOVQ DI, R14
-	MOVQ R12, BX
-	SHLQ $KVPFS512, BX
+	MOVQ pf+40(FP), BX
 	ADDQ DI, BX
 	MOVQ SI, R11
 	MOVQ R8, CX
@@ -139,14 +139,14 @@ ks512done:
 	VFMADD231PS Z14, wz, a2 \
 	VFMADD231PS Z15, wz, a3
 
-// func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n int)
+// func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n, pf int)
 //
 // acc[:d] += Σ_c w[c]·v[c·d:(c+1)·d] (c < n), d a multiple of 32. 64
 // columns (then a last 32) at a time, two rows per step: even rows add
 // into one set of accumulators (starting from acc), odd rows into a
 // second (from zero), the two sets added at the end, so that the FMA
 // latency of one row overlaps the next row's.
-TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-40
+TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ v+16(FP), DX
@@ -154,8 +154,7 @@ TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-40
 	MOVQ n+32(FP), R9
 	MOVQ R8, R12
 	SHLQ $1, R12 // bytes per cache row
-	MOVQ R12, R15
-	SHLQ $KVPFS512, R15 // prefetch distance in bytes
+	MOVQ pf+40(FP), R15 // prefetch distance in bytes
 	XORQ R13, R13 // column
 
 ka512c64:

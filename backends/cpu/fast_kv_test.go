@@ -235,3 +235,34 @@ func TestExpKV(t *testing.T) {
 	require.Equal(t, float32(0), expKV(float32(math.Inf(-1))))
 	require.Equal(t, float32(1), expKV(0))
 }
+
+// TestKVHandOff: the f16 kernels split where they hand the prefetch on to
+// the next stream give every score the bits of one call over all rows, and
+// sums within float32 rounding of it, for stream lengths around the
+// hand-off and head sizes of one, two and four 32-wide chunks.
+func TestKVHandOff(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(21, 22))
+		for _, d := range []int{32, 64, 128} {
+			for n := 1; n <= 2*kvPFRows+9; n++ {
+				q := randF32(r, int64(d)).Float32s()
+				rows := kvStore(t, ir.Float16, randF32(r, int64(n+kvPFRows), int64(d)))
+				k := u16View(rows.Data)[:n*d]
+				next := u16View(rows.Data)[n*d:]
+				want, got := make([]float32, n), make([]float32, n)
+				scoresKVHalf(q, k, d, n, want)
+				scoresKVHalfNext(q, k, d, n, got, next)
+				require.Equal(t, want, got, "scores d=%d n=%d", d, n)
+
+				w := randF32(r, int64(n)).Float32s()
+				acc0 := randF32(r, int64(d)).Float32s()
+				accWant, accGot := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
+				accumKVHalf(accWant, w, k, d, n)
+				accumKVHalfNext(accGot, w, k, d, n, nil)
+				for i := range accWant {
+					require.InDelta(t, accWant[i], accGot[i], 1e-5*(1+math.Abs(float64(accWant[i]))), "sums d=%d n=%d col %d", d, n, i)
+				}
+			}
+		}
+	})
+}
