@@ -230,7 +230,9 @@ func buildKVAttention(s *nodeSpec) intoKernel {
 		if job.grp = job.grouped(); job.grp {
 			tasks = B * Hkv * j.nsub
 		}
+		job.regions = min(workers, tasks)
 		if macs < minKVParallel || workers == 1 {
+			job.regions = 1
 			job.buf = f32View(scratch, j.per)
 			for t := 0; t < tasks; t++ {
 				job.Task(0, t)
@@ -256,6 +258,7 @@ type kvAttnJob struct {
 	kOff, vOff, scOff, stOff, per int
 	qsOff                         int  // the queries times scale
 	gs, nsub                      int  // grouped path: query heads a task, tasks a KV head
+	regions                       int  // the workers the run's regions go to (1: serial)
 	grp                           bool // this run takes the grouped path
 	q, y                          []float32
 	k, v                          []byte    // the caches
@@ -297,6 +300,15 @@ func (j *kvAttnJob) Task(w, t int) {
 	}
 	half := j.dt == ir.Float16
 	krb, vrb := int(j.dt.Bytes(int64(D))), int(j.dt.Bytes(int64(Dv)))
+	// The cache rows between this head's and the next task's, where this
+	// worker runs it next (0 where it shares this KV head or goes to
+	// another worker): the f16 kernels prefetch the next head's rows
+	// with this head's, so that a worker streams its heads' short runs
+	// of keys and values without starting each one cold.
+	ahead := 0
+	if half && j.nextHere(t) {
+		ahead = (b*j.Hkv + (h+1)/(j.H/j.Hkv) - kvh) * P
+	}
 	// This head's first tile at once (the next head's, as this one ends).
 	j.prefetchHead(kvh, min(kvTile, int(last)+1), krb, vrb)
 	for j0 := 0; j0 <= int(last); j0 += j.tile {
@@ -325,7 +337,7 @@ func (j *kvAttnJob) Task(w, t int) {
 			sc := scores[:m]
 			if half {
 				// The values' first rows are the stream after the keys.
-				scoresKVHalfNext(qi, kh, D, m, sc, vh[:min(m, kvPFRows)*Dv])
+				scoresKVHalfNext(qi, kh, D, m, sc, vh[:min(m, kvPFRows)*Dv], ahead*D)
 			} else {
 				scoresKV(qi, kt, D, m, sc)
 			}
@@ -333,7 +345,7 @@ func (j *kvAttnJob) Task(w, t int) {
 			acc := state[2:]
 			kvSoftmaxStep(state, sc)
 			if half {
-				accumKVHalfNext(acc, sc, vh, Dv, m, j.nextKeys(t, j0+j.tile, int(last)))
+				accumKVHalfNext(acc, sc, vh, Dv, m, j.nextKeys(t, j0+j.tile, int(last)), ahead*Dv)
 			} else {
 				accumKV(acc, sc, vt, Dv, m)
 			}
@@ -373,26 +385,28 @@ func kvHandOff(n int) int {
 }
 
 // scoresKVHalfNext is scoresKVHalf over n rows that hands the prefetch on
-// to next (the stream read after these rows) for the last ones.
-func scoresKVHalfNext(q []float32, k []uint16, d, n int, out []float32, next []uint16) {
+// to next (the stream read after these rows) for the last ones, and
+// prefetches each row's counterpart ahead elements further on (0: none),
+// the next head's, which then arrives while this head computes.
+func scoresKVHalfNext(q []float32, k []uint16, d, n int, out []float32, next []uint16, ahead int) {
 	h := kvHandOff(n)
 	if h > 0 {
-		scoresKVHalfPF(q, k[:h*d], d, h, out[:h], kvPFRows)
+		scoresKVHalfPF(q, k[:h*d], d, h, out[:h], kvPFRows, ahead)
 	}
 	prefetchHalf(next)
-	scoresKVHalfPF(q, k[h*d:n*d], d, n-h, out[h:n], 0)
+	scoresKVHalfPF(q, k[h*d:n*d], d, n-h, out[h:n], 0, ahead)
 }
 
-// accumKVHalfNext is accumKVHalf over n rows that hands the prefetch on
-// to next. The split falls where kvHandOff says whatever next is, so a
+// accumKVHalfNext is accumKVHalf over n rows with the prefetches of
+// scoresKVHalfNext. The split falls where kvHandOff says whatever next is, so a
 // query's sums depend only on its rows (its position).
-func accumKVHalfNext(acc, w []float32, v []uint16, d, n int, next []uint16) {
+func accumKVHalfNext(acc, w []float32, v []uint16, d, n int, next []uint16, ahead int) {
 	h := kvHandOff(n)
 	if h > 0 {
-		accumKVHalfPF(acc, w[:h], v[:h*d], d, h, kvPFRows)
+		accumKVHalfPF(acc, w[:h], v[:h*d], d, h, kvPFRows, ahead)
 	}
 	prefetchHalf(next)
-	accumKVHalfPF(acc, w[h:n], v[h*d:n*d], d, n-h, 0)
+	accumKVHalfPF(acc, w[h:n], v[h*d:n*d], d, n-h, 0, ahead)
 }
 
 // prefetchHalf prefetches the f16 values of r.
@@ -400,6 +414,22 @@ func prefetchHalf(r []uint16) {
 	if len(r) > 0 {
 		prefetchRows(unsafe.Slice((*byte)(unsafe.Pointer(&r[0])), 2*len(r)))
 	}
+}
+
+// nextHere reports whether task t+1 exists and is likely to run on the
+// worker that runs task t: it is not the first task of a region
+// (Pool.RunRegions: region k of w starts at task k·tasks/w).
+func (j *kvAttnJob) nextHere(t int) bool {
+	tasks := j.B * j.H
+	if t+1 >= tasks {
+		return false
+	}
+	for k := 1; k < j.regions; k++ {
+		if k*tasks/j.regions == t+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // nextKeys returns the first rows of the keys that per-head task t reads

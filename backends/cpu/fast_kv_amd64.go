@@ -25,10 +25,10 @@ func kvAccumF32AVX2(acc, w, v *float32, d, n int)
 func kvAccumF16AVX2(acc, w *float32, v *uint16, d, n int)
 
 //go:noescape
-func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32, pf int)
+func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32, pf, pf2 int)
 
 //go:noescape
-func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n, pf int)
+func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n, pf, pf2 int)
 
 //go:noescape
 func kvScoresF16G64(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
@@ -92,15 +92,17 @@ func kv512(d int) bool { return d > 0 && d%32 == 0 && kernels.CurrentISA() >= ke
 
 // scoresKVHalf is scoresKV over f16 rows.
 func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) {
-	scoresKVHalfPF(q, k, d, n, out, kvPFRows)
+	scoresKVHalfPF(q, k, d, n, out, kvPFRows, 0)
 }
 
-// scoresKVHalfPF is scoresKVHalf prefetching pfRows rows ahead (0: none
-// past the rows it reads) where the kernel takes a distance (AVX-512).
-func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, pfRows int) {
+// scoresKVHalfPF is scoresKVHalf prefetching each row's lines pfRows rows
+// ahead (0: none past the rows it reads) and also next elements ahead (0:
+// nothing more; the next head's same row) where the kernel takes
+// distances (AVX-512).
+func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, pfRows, next int) {
 	if n > 0 && kv512(d) {
 		_, _, _ = q[d-1], k[n*d-1], out[n-1]
-		kvScoresF16AVX512(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out), 2*d*pfRows)
+		kvScoresF16AVX512(unsafe.SliceData(q), unsafe.SliceData(k), d, n, unsafe.SliceData(out), 2*d*pfRows, 2*next)
 		return
 	}
 	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {
@@ -158,15 +160,14 @@ func accumKV(acc, w, v []float32, d, n int) {
 
 // accumKVHalf is accumKV over f16 rows.
 func accumKVHalf(acc, w []float32, v []uint16, d, n int) {
-	accumKVHalfPF(acc, w, v, d, n, kvPFRows)
+	accumKVHalfPF(acc, w, v, d, n, kvPFRows, 0)
 }
 
-// accumKVHalfPF is accumKVHalf prefetching pfRows rows ahead (0: none
-// past the rows it reads) where the kernel takes a distance (AVX-512).
-func accumKVHalfPF(acc, w []float32, v []uint16, d, n, pfRows int) {
+// accumKVHalfPF is accumKVHalf with the prefetches of scoresKVHalfPF.
+func accumKVHalfPF(acc, w []float32, v []uint16, d, n, pfRows, next int) {
 	if n > 0 && kv512(d) {
 		_, _, _ = acc[d-1], w[n-1], v[n*d-1]
-		kvAccumF16AVX512(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n, 2*d*pfRows)
+		kvAccumF16AVX512(unsafe.SliceData(acc), unsafe.SliceData(w), unsafe.SliceData(v), d, n, 2*d*pfRows, 2*next)
 		return
 	}
 	if n > 0 && d%8 == 0 && d > 0 && kvSIMD() {

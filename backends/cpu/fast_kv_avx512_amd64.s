@@ -4,16 +4,17 @@
 
 // AVX-512 kernels of KVAttention over f16 caches (fast_kv.go): the AVX2
 // ones' loops at twice the width, for head sizes that are a multiple of
-// 32. Each row's lines are prefetched pf bytes ahead (the caller's
-// choice: kvPFRows rows within the stream, 0 for the stream's last rows,
-// whose successor the caller prefetches itself).
+// 32. Each row's lines are prefetched at two distances, pf and pf2 bytes
+// ahead (the caller's choice: kvPFRows rows within the stream, or 0 for
+// the stream's last rows; and the same row of the next head, whose
+// stream then arrives while this one is computed).
 
-// func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32, pf int)
+// func kvScoresF16AVX512(q *float32, k *uint16, d, n int, out *float32, pf, pf2 int)
 //
 // out[c] = q·k[c·d:(c+1)·d] for c < n, d a multiple of 32. Four rows at a
 // time: each 32-element chunk of q is loaded once for the four rows, two
 // accumulators per row, one reduction for the four; then row by row.
-TEXT ·kvScoresF16AVX512(SB), NOSPLIT, $0-48
+TEXT ·kvScoresF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ q+0(FP), SI
 	MOVQ k+8(FP), DI
 	MOVQ d+16(FP), R8
@@ -29,6 +30,8 @@ ks512x4:
 	MOVQ DI, R14
 	MOVQ pf+40(FP), BX
 	ADDQ DI, BX
+	MOVQ pf2+48(FP), DX
+	ADDQ DI, DX
 	MOVQ SI, R11
 	MOVQ R8, CX
 	VPXORD Z0, Z0, Z0
@@ -46,6 +49,11 @@ ks512x4in:
 	PREFETCHT0 (BX)(R12*2)
 	PREFETCHT0 (BX)(R13*1)
 	ADDQ $64, BX
+	PREFETCHT0 (DX)
+	PREFETCHT0 (DX)(R12*1)
+	PREFETCHT0 (DX)(R12*2)
+	PREFETCHT0 (DX)(R13*1)
+	ADDQ $64, DX
 	VMOVUPS (R11), Z8
 	VMOVUPS 64(R11), Z9
 	VCVTPH2PS (R14), Z10
@@ -139,14 +147,14 @@ ks512done:
 	VFMADD231PS Z14, wz, a2 \
 	VFMADD231PS Z15, wz, a3
 
-// func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n, pf int)
+// func kvAccumF16AVX512(acc, w *float32, v *uint16, d, n, pf, pf2 int)
 //
 // acc[:d] += Σ_c w[c]·v[c·d:(c+1)·d] (c < n), d a multiple of 32. 64
 // columns (then a last 32) at a time, two rows per step: even rows add
 // into one set of accumulators (starting from acc), odd rows into a
 // second (from zero), the two sets added at the end, so that the FMA
 // latency of one row overlaps the next row's.
-TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-48
+TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ acc+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ v+16(FP), DX
@@ -154,7 +162,8 @@ TEXT ·kvAccumF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ n+32(FP), R9
 	MOVQ R8, R12
 	SHLQ $1, R12 // bytes per cache row
-	MOVQ pf+40(FP), R15 // prefetch distance in bytes
+	MOVQ pf+40(FP), R15 // prefetch distances in bytes
+	MOVQ pf2+48(FP), BX
 	XORQ R13, R13 // column
 
 ka512c64:
@@ -179,12 +188,16 @@ ka512r64:
 	JL ka512r64one
 	PREFETCHT0 (R10)(R15*1)
 	PREFETCHT0 64(R10)(R15*1)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)(BX*1)
 	VBROADCASTSS (R11), Z0
 	VBROADCASTSS 4(R11), Z1
 	ROW64(Z0, Z4, Z5, Z6, Z7)
 	ADDQ R12, R10
 	PREFETCHT0 (R10)(R15*1)
 	PREFETCHT0 64(R10)(R15*1)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)(BX*1)
 	ROW64(Z1, Z8, Z9, Z10, Z11)
 	ADDQ R12, R10
 	ADDQ $8, R11

@@ -11,12 +11,12 @@ func accumKV(acc, w, v []float32, d, n int)                         { accumKVGo(
 func accumKVHalf(acc, w []float32, v []uint16, d, n int)            { accumKVHalfGo(acc, w, v, d, n) }
 func storeHalf(dst []uint16, src []float32)                         { storeHalfGo(dst, src) }
 
-func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, _ int) {
+func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, _, _ int) {
 	scoresKVHalfGo(q, k, d, n, out)
 }
 
-func accumKVHalfPF(acc, w []float32, v []uint16, d, n, _ int) { accumKVHalfGo(acc, w, v, d, n) }
-func loadQ8(dst []float32, src []byte)                        { loadQ8Go(dst, src) }
+func accumKVHalfPF(acc, w []float32, v []uint16, d, n, _, _ int) { accumKVHalfGo(acc, w, v, d, n) }
+func loadQ8(dst []float32, src []byte)                           { loadQ8Go(dst, src) }
 
 // prefetchRows does nothing without assembly.
 func prefetchRows([]byte) {}

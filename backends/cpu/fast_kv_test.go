@@ -246,19 +246,20 @@ func TestKVHandOff(t *testing.T) {
 		for _, d := range []int{32, 64, 128} {
 			for n := 1; n <= 2*kvPFRows+9; n++ {
 				q := randF32(r, int64(d)).Float32s()
-				rows := kvStore(t, ir.Float16, randF32(r, int64(n+kvPFRows), int64(d)))
+				// The stream, the next one, and a next head's rows.
+				rows := kvStore(t, ir.Float16, randF32(r, int64(2*n+kvPFRows), int64(d)))
 				k := u16View(rows.Data)[:n*d]
-				next := u16View(rows.Data)[n*d:]
+				next := u16View(rows.Data)[n*d : (n+kvPFRows)*d]
 				want, got := make([]float32, n), make([]float32, n)
 				scoresKVHalf(q, k, d, n, want)
-				scoresKVHalfNext(q, k, d, n, got, next)
+				scoresKVHalfNext(q, k, d, n, got, next, (n+kvPFRows)*d)
 				require.Equal(t, want, got, "scores d=%d n=%d", d, n)
 
 				w := randF32(r, int64(n)).Float32s()
 				acc0 := randF32(r, int64(d)).Float32s()
 				accWant, accGot := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
 				accumKVHalf(accWant, w, k, d, n)
-				accumKVHalfNext(accGot, w, k, d, n, nil)
+				accumKVHalfNext(accGot, w, k, d, n, nil, (n+kvPFRows)*d)
 				for i := range accWant {
 					require.InDelta(t, accWant[i], accGot[i], 1e-5*(1+math.Abs(float64(accWant[i]))), "sums d=%d n=%d col %d", d, n, i)
 				}
