@@ -267,3 +267,31 @@ func TestKVHandOff(t *testing.T) {
 		}
 	})
 }
+
+// TestRopeKernels: the rotation kernels give the plain-Go loops' bits for
+// every length around the SIMD width (the tails included), into another
+// slice and in place.
+func TestRopeKernels(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for n := 0; n <= 41; n++ {
+			c, s := randF32(r, int64(n)).Float32s(), randF32(r, int64(n)).Float32s()
+			x := randF32(r, int64(2*n)).Float32s()
+			want, got := make([]float32, 2*n), make([]float32, 2*n)
+			ropePairsGo(x, c, s, want)
+			ropePairs(x, c, s, got)
+			require.Equal(t, want, got, "pairs n=%d", n)
+			ropeHalfGo(x[:n], x[n:], c, s, want[:n], want[n:])
+			ropeHalf(x[:n], x[n:], c, s, got[:n], got[n:])
+			require.Equal(t, want, got, "halves n=%d", n)
+			in := make([]float32, 2*n)
+			copy(in, x)
+			ropeHalf(in[:n], in[n:], c, s, in[:n], in[n:])
+			require.Equal(t, want, in, "halves in place n=%d", n)
+			copy(in, x)
+			ropePairsGo(x, c, s, want)
+			ropePairs(in, c, s, in)
+			require.Equal(t, want, in, "pairs in place n=%d", n)
+		}
+	})
+}

@@ -168,26 +168,37 @@ func (j *ropeJob) Task(_, t int) {
 		base := ((b*H+h)*S + si) * D
 		xr, yr := j.xs[base:base+D], j.ys[base:base+D]
 		if j.inter {
-			for i := 0; i < half; i++ {
-				x1, x2 := float64(xr[2*i]), float64(xr[2*i+1])
-				cc, ss := float64(c[i]), float64(sv[i])
-				yr[2*i] = float32(x1*cc - x2*ss)
-				yr[2*i+1] = float32(x2*cc + x1*ss)
-			}
+			ropePairs(xr[:R], c, sv, yr[:R])
 		} else {
-			// The halves as slices of one length: no bounds checks in
-			// the loop (the decode step's RoPE runs 24 times a step).
-			x1s, x2s := xr[:half], xr[half:R]
-			y1s, y2s := yr[:half], yr[half:R]
-			cs, ss := c[:half], sv[:half]
-			x2s, y1s, y2s, cs, ss = x2s[:len(x1s)], y1s[:len(x1s)], y2s[:len(x1s)], cs[:len(x1s)], ss[:len(x1s)]
-			for i, x1f := range x1s {
-				x1, x2 := float64(x1f), float64(x2s[i])
-				cc, sn := float64(cs[i]), float64(ss[i])
-				y1s[i] = float32(x1*cc - x2*sn)
-				y2s[i] = float32(x2*cc + x1*sn)
-			}
+			ropeHalf(xr[:half], xr[half:R], c, sv, yr[:half], yr[half:R])
 		}
 		copy(yr[R:], xr[R:])
+	}
+}
+
+// ropeHalfGo rotates the pairs (x1[i], x2[i]) into (y1[i], y2[i]) with
+// c[i], s[i] (NeoX order), in float64 as the reference does: each product
+// rounded (the conversions forbid a fused multiply-add, so the bits are
+// the same on every architecture and as ropeHalf's SIMD kernels'), then
+// the result rounded to float32 once.
+func ropeHalfGo(x1s, x2s, cs, ss, y1s, y2s []float32) {
+	// The halves as slices of one length: no bounds checks in the loop.
+	x2s, y1s, y2s, cs, ss = x2s[:len(x1s)], y1s[:len(x1s)], y2s[:len(x1s)], cs[:len(x1s)], ss[:len(x1s)]
+	for i, x1f := range x1s {
+		x1, x2 := float64(x1f), float64(x2s[i])
+		cc, sn := float64(cs[i]), float64(ss[i])
+		y1s[i] = float32(float64(x1*cc) - float64(x2*sn))
+		y2s[i] = float32(float64(x2*cc) + float64(x1*sn))
+	}
+}
+
+// ropePairsGo is ropeHalfGo for the interleaved pairs (x[2i], x[2i+1]),
+// i < len(c).
+func ropePairsGo(x, c, s, y []float32) {
+	for i := range c {
+		x1, x2 := float64(x[2*i]), float64(x[2*i+1])
+		cc, sn := float64(c[i]), float64(s[i])
+		y[2*i] = float32(float64(x1*cc) - float64(x2*sn))
+		y[2*i+1] = float32(float64(x2*cc) + float64(x1*sn))
 	}
 }
