@@ -51,21 +51,22 @@
 
 // P16A adds the group's dot products with the activation record at rec
 // into acc: the bias (-8·Σa per block) and the low nibbles' products in
-// one int32 chain, the high nibbles' (16× the code) in another, shifted
+// two int32 chains, the high nibbles' (16× the code) in two more, shifted
 // back by 4 (exact: each is a multiple of 16), then one convert, the
-// scales' product and one FMA. The sums are exact int32s, so the order of
-// the chains does not change the result. Z9..Z11 are scratch.
+// scales' product and one FMA. Z9..Z12 are scratch.
 #define P16A(rec, acc) \
 	VMOVDQU32 576 rec, Z9 \
+	VPXORD Z10, Z10, Z10 \
 	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
 	VPDPBUSD rec, Z0, Z9 \
-	VPDPBUSD 256 rec, Z1, Z11 \
-	VPDPBUSD 64 rec, Z2, Z9 \
-	VPDPBUSD 320 rec, Z3, Z11 \
+	VPDPBUSD 64 rec, Z2, Z10 \
 	VPDPBUSD 128 rec, Z4, Z9 \
+	VPDPBUSD 192 rec, Z6, Z10 \
+	VPDPBUSD 256 rec, Z1, Z11 \
+	VPDPBUSD 320 rec, Z3, Z12 \
 	VPDPBUSD 384 rec, Z5, Z11 \
-	VPDPBUSD 192 rec, Z6, Z9 \
-	VPDPBUSD 448 rec, Z7, Z11 \
+	VPDPBUSD 448 rec, Z7, Z12 \
 	P16FIN \
 	VMULPS 512 rec, Z8, Z10 \
 	VFMADD231PS Z9, Z10, acc
@@ -74,23 +75,26 @@
 // runs two weight rows against one load of it.
 #define P16R(acc) \
 	VMOVDQA32 Z28, Z9 \
+	VPXORD Z10, Z10, Z10 \
 	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
 	VPDPBUSD Z20, Z0, Z9 \
-	VPDPBUSD Z24, Z1, Z11 \
-	VPDPBUSD Z21, Z2, Z9 \
-	VPDPBUSD Z25, Z3, Z11 \
+	VPDPBUSD Z21, Z2, Z10 \
 	VPDPBUSD Z22, Z4, Z9 \
+	VPDPBUSD Z23, Z6, Z10 \
+	VPDPBUSD Z24, Z1, Z11 \
+	VPDPBUSD Z25, Z3, Z12 \
 	VPDPBUSD Z26, Z5, Z11 \
-	VPDPBUSD Z23, Z6, Z9 \
-	VPDPBUSD Z27, Z7, Z11 \
+	VPDPBUSD Z27, Z7, Z12 \
 	P16FIN \
 	VMULPS Z31, Z8, Z10 \
 	VFMADD231PS Z9, Z10, acc
 
-// P16FIN adds the high chain (Z11), shifted back, into the low one (Z9)
-// and converts it to float.
+// P16FIN adds P16A's four int32 chains into Z9 and converts it to float.
 #define P16FIN \
+	VPADDD Z12, Z11, Z11 \
 	VPSRAD $4, Z11, Z11 \
+	VPADDD Z10, Z9, Z9 \
 	VPADDD Z11, Z9, Z9 \
 	VCVTDQ2PS Z9, Z9
 
