@@ -8,36 +8,6 @@
 // add or subtract (no FMA: the reference rounds each product to float64),
 // then rounded to float32 once.
 
-// ropeDup<> picks elements 0,0,1,1,…,7,7 (VPERMPS); ropeSign<> flips the
-// sign of the even ones.
-DATA ropeDup<>+0(SB)/4, $0
-DATA ropeDup<>+4(SB)/4, $0
-DATA ropeDup<>+8(SB)/4, $1
-DATA ropeDup<>+12(SB)/4, $1
-DATA ropeDup<>+16(SB)/4, $2
-DATA ropeDup<>+20(SB)/4, $2
-DATA ropeDup<>+24(SB)/4, $3
-DATA ropeDup<>+28(SB)/4, $3
-DATA ropeDup<>+32(SB)/4, $4
-DATA ropeDup<>+36(SB)/4, $4
-DATA ropeDup<>+40(SB)/4, $5
-DATA ropeDup<>+44(SB)/4, $5
-DATA ropeDup<>+48(SB)/4, $6
-DATA ropeDup<>+52(SB)/4, $6
-DATA ropeDup<>+56(SB)/4, $7
-DATA ropeDup<>+60(SB)/4, $7
-GLOBL ropeDup<>(SB), RODATA|NOPTR, $64
-
-DATA ropeSign<>+0(SB)/8, $0x0000000080000000
-DATA ropeSign<>+8(SB)/8, $0x0000000080000000
-DATA ropeSign<>+16(SB)/8, $0x0000000080000000
-DATA ropeSign<>+24(SB)/8, $0x0000000080000000
-DATA ropeSign<>+32(SB)/8, $0x0000000080000000
-DATA ropeSign<>+40(SB)/8, $0x0000000080000000
-DATA ropeSign<>+48(SB)/8, $0x0000000080000000
-DATA ropeSign<>+56(SB)/8, $0x0000000080000000
-GLOBL ropeSign<>(SB), RODATA|NOPTR, $64
-
 // func ropeHalfAVX512(x1, x2, c, s, y1, y2 *float32, n int)
 //
 // The pairs (x1[i], x2[i]) for i < n, n > 0 a multiple of 8 (NeoX: the
@@ -85,15 +55,17 @@ TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-40
 	MOVQ s+16(FP), R9
 	MOVQ y+24(FP), R10
 	MOVQ n+32(FP), CX
-	VMOVDQU32 ropeDup<>(SB), Z20
-	VMOVDQU32 ropeSign<>(SB), Z21
+	MOVQ $0x80000000, AX
+	VPBROADCASTQ AX, Z21 // the sign bit of the even elements
 	XORQ AX, AX
 
 rpLoop:
-	VMOVUPS (R8)(AX*4), Y2
-	VPERMPS Z2, Z20, Z2
-	VMOVUPS (R9)(AX*4), Y3
-	VPERMPS Z3, Z20, Z3
+	// c and s as (c0, c0, c1, c1, …): each widened to 64 bits, then its
+	// low half copied up.
+	VPMOVZXDQ (R8)(AX*4), Z2
+	VMOVSLDUP Z2, Z2
+	VPMOVZXDQ (R9)(AX*4), Z3
+	VMOVSLDUP Z3, Z3
 	VPXORD Z21, Z3, Z3
 	VCVTPS2PD Y2, Z4
 	VEXTRACTF64X4 $1, Z2, Y5
