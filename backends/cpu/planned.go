@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -59,6 +60,9 @@ type step struct {
 	in, out []int // slot indices; -1 for an absent optional input
 	store   []bool
 	a0      int // args[a0:] holds in, then out
+	// pf: the const slots of the next steps' inputs this step prefetches
+	// before it runs (small ones only; CompilePlanned).
+	pf []int
 	// fixed: every operand is bindable (plannedExe.bindable) and no
 	// output goes to another partition. While the values sit in their
 	// bound tensors (execState.rebind), a run calls into with the
@@ -182,8 +186,28 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 		e.nargs += len(st.in) + len(st.out)
 		e.steps = append(e.steps, st)
 	}
+	// Each step prefetches the small constants (a norm's scale, a bias) of
+	// the constAhead steps after it: between the streaming ops of a decode
+	// step, whose weights have evicted them, the short serial ops would
+	// otherwise each wait for memory.
+	for i := range e.steps {
+		for _, nx := range e.steps[i+1 : min(len(e.steps), i+1+constAhead)] {
+			for _, si := range nx.in {
+				if si >= 0 && e.slots[si].kind == slotConst && len(e.slots[si].c.Data) <= maxConstPrefetch && !slices.Contains(e.steps[i].pf, si) {
+					e.steps[i].pf = append(e.steps[i].pf, si)
+				}
+			}
+		}
+	}
 	return e, nil
 }
+
+// constAhead is how many steps ahead a step prefetches small constants,
+// and maxConstPrefetch the largest constant it prefetches (bytes).
+const (
+	constAhead       = 2
+	maxConstPrefetch = 16 << 10
+)
 
 // isView reports whether st is a view op (ir.ViewOp) that has nothing to
 // do: its kernel would copy the input onto itself, because the memory plan
@@ -378,6 +402,9 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 				return ctx.Err()
 			default:
 			}
+		}
+		for _, si := range st.pf {
+			prefetchRows(s.slots[si].Data)
 		}
 		if st.fixed && !s.dirty {
 			nin := len(st.in)
