@@ -384,7 +384,7 @@ func kvHandOff(n int) int {
 	return (n - kvPFRows) &^ 3
 }
 
-// scoresKVHalfNext is scoresKVHalf over n rows that hands the prefetch on
+// scoresKVHalfNext is scoresKVHalfPF over n rows that hands the prefetch on
 // to next (the stream read after these rows) for the last ones, and
 // prefetches each row's counterpart ahead elements further on (0: none),
 // the next head's, which then arrives while this head computes.
@@ -397,7 +397,7 @@ func scoresKVHalfNext(q []float32, k []uint16, d, n int, out []float32, next []u
 	scoresKVHalfPF(q, k[h*d:n*d], d, n-h, out[h:n], 0, ahead)
 }
 
-// accumKVHalfNext is accumKVHalf over n rows with the prefetches of
+// accumKVHalfNext is accumKVHalfPF over n rows with the prefetches of
 // scoresKVHalfNext. The split falls where kvHandOff says whatever next is, so a
 // query's sums depend only on its rows (its position).
 func accumKVHalfNext(acc, w []float32, v []uint16, d, n int, next []uint16, ahead int) {

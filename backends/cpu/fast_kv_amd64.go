@@ -90,15 +90,10 @@ func scoresKV(q, k []float32, d, n int, out []float32) {
 // (a multiple of 32).
 func kv512(d int) bool { return d > 0 && d%32 == 0 && kernels.CurrentISA() >= kernels.AVX512 }
 
-// scoresKVHalf is scoresKV over f16 rows.
-func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) {
-	scoresKVHalfPF(q, k, d, n, out, kvPFRows, 0)
-}
-
-// scoresKVHalfPF is scoresKVHalf prefetching each row's lines pfRows rows
-// ahead (0: none past the rows it reads) and also next elements ahead (0:
-// nothing more; the next head's same row) where the kernel takes
-// distances (AVX-512).
+// scoresKVHalfPF is scoresKV over f16 rows, prefetching each row's lines
+// pfRows rows ahead (0: none past the rows it reads) and also next
+// elements ahead (0: nothing more; the next head's same row) where the
+// kernel takes distances (AVX-512).
 func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, pfRows, next int) {
 	if n > 0 && kv512(d) {
 		_, _, _ = q[d-1], k[n*d-1], out[n-1]
@@ -158,12 +153,8 @@ func accumKV(acc, w, v []float32, d, n int) {
 	accumKVGo(acc, w, v, d, n)
 }
 
-// accumKVHalf is accumKV over f16 rows.
-func accumKVHalf(acc, w []float32, v []uint16, d, n int) {
-	accumKVHalfPF(acc, w, v, d, n, kvPFRows, 0)
-}
-
-// accumKVHalfPF is accumKVHalf with the prefetches of scoresKVHalfPF.
+// accumKVHalfPF is accumKV over f16 rows with the prefetches of
+// scoresKVHalfPF.
 func accumKVHalfPF(acc, w []float32, v []uint16, d, n, pfRows, next int) {
 	if n > 0 && kv512(d) {
 		_, _, _ = acc[d-1], w[n-1], v[n*d-1]

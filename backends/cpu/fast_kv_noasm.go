@@ -5,11 +5,9 @@ package cpu
 // Without the AVX2 kernels, KVAttention's tiles and KVCacheUpdate's f16
 // stores run in plain Go.
 
-func scoresKV(q, k []float32, d, n int, out []float32)              { scoresKVGo(q, k, d, n, out) }
-func scoresKVHalf(q []float32, k []uint16, d, n int, out []float32) { scoresKVHalfGo(q, k, d, n, out) }
-func accumKV(acc, w, v []float32, d, n int)                         { accumKVGo(acc, w, v, d, n) }
-func accumKVHalf(acc, w []float32, v []uint16, d, n int)            { accumKVHalfGo(acc, w, v, d, n) }
-func storeHalf(dst []uint16, src []float32)                         { storeHalfGo(dst, src) }
+func scoresKV(q, k []float32, d, n int, out []float32) { scoresKVGo(q, k, d, n, out) }
+func accumKV(acc, w, v []float32, d, n int)            { accumKVGo(acc, w, v, d, n) }
+func storeHalf(dst []uint16, src []float32)            { storeHalfGo(dst, src) }
 
 func scoresKVHalfPF(q []float32, k []uint16, d, n int, out []float32, _, _ int) {
 	scoresKVHalfGo(q, k, d, n, out)

@@ -251,14 +251,14 @@ func TestKVHandOff(t *testing.T) {
 				k := u16View(rows.Data)[:n*d]
 				next := u16View(rows.Data)[n*d : (n+kvPFRows)*d]
 				want, got := make([]float32, n), make([]float32, n)
-				scoresKVHalf(q, k, d, n, want)
+				scoresKVHalfPF(q, k, d, n, want, kvPFRows, 0)
 				scoresKVHalfNext(q, k, d, n, got, next, (n+kvPFRows)*d)
 				require.Equal(t, want, got, "scores d=%d n=%d", d, n)
 
 				w := randF32(r, int64(n)).Float32s()
 				acc0 := randF32(r, int64(d)).Float32s()
 				accWant, accGot := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
-				accumKVHalf(accWant, w, k, d, n)
+				accumKVHalfPF(accWant, w, k, d, n, kvPFRows, 0)
 				accumKVHalfNext(accGot, w, k, d, n, nil, (n+kvPFRows)*d)
 				for i := range accWant {
 					require.InDelta(t, accWant[i], accGot[i], 1e-5*(1+math.Abs(float64(accWant[i]))), "sums d=%d n=%d col %d", d, n, i)
