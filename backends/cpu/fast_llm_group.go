@@ -221,6 +221,9 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			sh.copies[i] = residentWeight(s.in[1+i].c.Data, n, K)
 		}
 	}
+	for i, c := range sh.copies {
+		s.streams(s.in[1+i].c.Data, c)
+	}
 	pool := s.pool
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		j := qgJobs.Get().(*qgJob)
@@ -257,6 +260,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			// the row kernel reads; otherwise one weight row first, alone.
 			if sh.packed {
 				j.rowsOK = j.rows.InitQ4Packed(&j.q)
+				j.rows.SetPrefetch(sh.copies[0].prefetch())
 			} else {
 				j.rowsOK = j.rows.Init(sh.dt, &j.q)
 			}
@@ -341,7 +345,7 @@ func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
 // packed twin for packed weights.
 func (j *qgJob) qmatmul(w []byte, rows int, y []float32, ldy int) error {
 	if j.sh.packed {
-		return kernels.QMatMulQ4Packed(nil, w, rows, &j.q, y, ldy)
+		return kernels.QMatMulQ4Packed(nil, w, rows, &j.q, y, ldy, j.sh.copies[0].prefetch())
 	}
 	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }

@@ -59,6 +59,7 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 	if !packed {
 		c = residentWeight(w.c.Data, N, K)
 	}
+	s.streams(w.c.Data, c)
 	return func(in, out []*ir.Tensor, _ []byte) error {
 		q := qactsPool.Get().(*kernels.QuantizedActs)
 		defer qactsPool.Put(q)
@@ -70,7 +71,7 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 			wd = c.data
 		}
 		if packed {
-			return kernels.QMatMulQ4Packed(pool, wd, N, q, out[0].Float32s(), N)
+			return kernels.QMatMulQ4Packed(pool, wd, N, q, out[0].Float32s(), N, c.prefetch())
 		}
 		return kernels.QMatMul(pool, dt, wd, N, q, out[0].Float32s(), N)
 	}

@@ -54,6 +54,7 @@ func buildFastHalfQMatMul(s *nodeSpec) intoKernel {
 	s.scratch = l.bytes()
 	// A copy on huge pages where that applies (fast_weightcopy.go).
 	c := residentWeight(w.c.Data, N, K)
+	s.streams(w.c.Data, c)
 	return func(in, out []*ir.Tensor, scratch []byte) error {
 		var abuf []float32
 		if aLen > 0 {

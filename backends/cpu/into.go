@@ -36,6 +36,21 @@ type nodeSpec struct {
 	scratch int
 	// pool runs the fast kernels (fast*.go); never nil.
 	pool *kernels.Pool
+	// streamed is the bytes of the constant weights the kernel reads
+	// whole on every run (a decode GEMV's), copies the copies it reads
+	// them from (fast_weightcopy.go), whose prefetch the executor sets
+	// (streamPrefetch).
+	streamed int64
+	copies   []*weightCopy
+}
+
+// streams records that the kernel reads weight w whole on every run, from
+// its copy c (nil: in place).
+func (s *nodeSpec) streams(w []byte, c *weightCopy) {
+	s.streamed += int64(len(w))
+	if c != nil {
+		s.copies = append(s.copies, c)
+	}
 }
 
 // input returns input i, or an absent arg.
@@ -75,7 +90,7 @@ func registerIntoFirst(b intoBuilder, ops ...string) {
 // build returns the first kernel that one of op's builders makes for s.
 func build(op string, s *nodeSpec) intoKernel {
 	for _, b := range intoBuilders[op] {
-		s.scratch = 0
+		s.scratch, s.streamed, s.copies = 0, 0, nil
 		if k := b(s); k != nil {
 			return k
 		}
@@ -83,11 +98,12 @@ func build(op string, s *nodeSpec) intoKernel {
 	return nil
 }
 
-// buildInto returns the into kernel of a step and the scratch bytes it
-// needs, or nil when the op has none or some operand's shape is not static.
-func buildInto(pool *kernels.Pool, n *ir.Node, slots []slotInfo, in, out []int) (intoKernel, int) {
+// buildInto returns the into kernel of a step and the spec it was built
+// from (the scratch bytes it needs, the weights it streams), or nil when
+// the op has none or some operand's shape is not static.
+func buildInto(pool *kernels.Pool, n *ir.Node, slots []slotInfo, in, out []int) (intoKernel, *nodeSpec) {
 	if len(intoBuilders[n.Op]) == 0 {
-		return nil, 0
+		return nil, nil
 	}
 	spec := &nodeSpec{n: n, pool: pool}
 	for _, si := range in {
@@ -97,19 +113,18 @@ func buildInto(pool *kernels.Pool, n *ir.Node, slots []slotInfo, in, out []int) 
 		}
 		info := slots[si]
 		if info.shape == nil {
-			return nil, 0
+			return nil, nil
 		}
 		spec.in = append(spec.in, arg{dt: info.v.DType, shape: info.shape, c: info.v.Const, ok: true})
 	}
 	for _, si := range out {
 		info := slots[si]
 		if info.shape == nil || !info.v.DType.Valid() {
-			return nil, 0
+			return nil, nil
 		}
 		spec.out = append(spec.out, arg{dt: info.v.DType, shape: info.shape, ok: true})
 	}
-	k := build(n.Op, spec)
-	return k, spec.scratch
+	return build(n.Op, spec), spec
 }
 
 // buildIntoForTest builds the into kernel for n from explicit operands (for
@@ -125,6 +140,21 @@ func buildIntoWorkers(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 	if len(intoBuilders[n.Op]) == 0 {
 		return nil, fmt.Errorf("no into kernel for %s", n.Op)
 	}
+	spec := specFor(n, in, out, constIn, workers)
+	k := build(n.Op, spec)
+	if k == nil {
+		return nil, nil
+	}
+	scratch := ir.AlignedBytes(spec.scratch)
+	for i := range scratch {
+		scratch[i] = 0xCD
+	}
+	return func(in, out []*ir.Tensor) error { return k(in, out, scratch) }, nil
+}
+
+// specFor is the nodeSpec of n with explicit operands (constIn: which
+// inputs are constants) on a pool of the given number of workers.
+func specFor(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []bool, workers int) *nodeSpec {
 	spec := &nodeSpec{n: n, pool: poolFor(workers)}
 	for i, t := range in {
 		if t == nil {
@@ -140,15 +170,7 @@ func buildIntoWorkers(n *ir.Node, in []*ir.Tensor, out []*ir.Tensor, constIn []b
 	for _, t := range out {
 		spec.out = append(spec.out, arg{dt: t.DType, shape: t.Shape, ok: true})
 	}
-	k := build(n.Op, spec)
-	if k == nil {
-		return nil, nil
-	}
-	scratch := ir.AlignedBytes(spec.scratch)
-	for i := range scratch {
-		scratch[i] = 0xCD
-	}
-	return func(in, out []*ir.Tensor) error { return k(in, out, scratch) }, nil
+	return spec
 }
 
 // numel is the element count of a static shape.

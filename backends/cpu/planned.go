@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -84,6 +85,28 @@ type plannedExe struct {
 	// stream batches when its workers are on different dies
 	// (kernels.Pool.RestartStream).
 	pool *kernels.Pool
+	// streamed is the bytes of the weights the steps read whole on every
+	// run, copies the weight copies among them, and pf the prefetch they
+	// were last set to (a kernels.Prefetch; setPrefetch).
+	streamed int64
+	copies   []*weightCopy
+	pf       atomic.Int32
+}
+
+// setPrefetch sets how the decode kernels prefetch e's weight copies
+// (streamPrefetch), as a run starts: whether the workers share a cache
+// can change while a plan lives (kernels.Pool.Far).
+func (e *plannedExe) setPrefetch() {
+	if len(e.copies) == 0 {
+		return
+	}
+	pf := int32(streamPrefetch(e.streamed, e.pool))
+	if e.pf.Swap(pf) == pf {
+		return
+	}
+	for _, c := range e.copies {
+		c.pf.Store(uint32(pf))
+	}
 }
 
 // CompilePlanned implements backends.PlanCompiler.
@@ -174,7 +197,17 @@ func (d device) CompilePlanned(p *plan.Plan, part *plan.Partition) (backends.Exe
 			st.out = append(st.out, newSlot(si))
 			st.store = append(st.store, store[o])
 		}
-		st.into, st.scratch = buildInto(e.pool, n, e.slots, st.in, st.out)
+		var spec *nodeSpec
+		st.into, spec = buildInto(e.pool, n, e.slots, st.in, st.out)
+		if st.into != nil {
+			st.scratch = spec.scratch
+			e.streamed += spec.streamed
+			for _, c := range spec.copies {
+				if !slices.Contains(e.copies, c) {
+					e.copies = append(e.copies, c)
+				}
+			}
+		}
 		if e.isView(st, buf) {
 			// Nothing to run: the output's planned tensor is the input's
 			// bytes in the output's shape.
@@ -382,6 +415,7 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	if e.pool.Far() {
 		e.pool.RestartStream()
 	}
+	e.setPrefetch()
 	tr := backends.TracerFrom(ctx)
 	var t0 time.Time
 	// Cancellation is polled between steps through the Done channel: a

@@ -37,5 +37,21 @@ lloop: \
 	JMP lloop \
 ldone:
 
+// PFUPTOHINT is PFUPTO with PREFETCHNTA instead where hint (an operand,
+// such as a kernel argument) is nonzero: the weight's lines then come
+// into the core's L1 without displacing the caches' other lines, for a
+// model whose weights no cache keeps from one token to the next
+// (kernels.Prefetch).
+#define PFUPTOHINT(hint, lnta, lkeep, ldone) \
+	CMPQ hint, $0 \
+	JEQ lkeep \
+lnta: \
+	CMPQ R10, DX \
+	JGE ldone \
+	PREFETCHNTA (R10) \
+	ADDQ $64, R10 \
+	JMP lnta \
+	PFUPTO(lkeep, ldone)
+
 // ROWPFINIT points ROWPF at QPF bytes past the first row (R13).
 #define ROWPFINIT LEAQ QPF(R13), R10

@@ -160,8 +160,9 @@ func q4pActsGo(qs []int8, d []float32, nsum []int32, out []byte) {
 }
 
 // q4pKernel is a packed Q4_0 kernel for R activation rows (records ld
-// bytes apart; sums of weight row i to y[r·ldy+i]).
-type q4pKernel func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int)
+// bytes apart; sums of weight row i to y[r·ldy+i]). The one-row kernel
+// prefetches its weights as pf says; the others do not prefetch.
+type q4pKernel func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, pf Prefetch)
 
 // q4pKernels holds the packed kernels for one, four and eight activation
 // rows where the CPU has them (q4p_amd64.go), else nils.
@@ -192,8 +193,9 @@ func q4pCheck(R, nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, 
 // QMatMulQ4Packed is QMatMul for Q4_0 weights in PackQ4Rows' layout
 // (N×K): y[m, n] = Σ_k x[m, k]·w[n, k]. Every sum comes out the same
 // whatever x.M is (the one-, four- and eight-row kernels share one
-// summation order). It shares QMatMul's rules on x.
-func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int) error {
+// summation order). It shares QMatMul's rules on x. pf is how the
+// one-row kernel (decode) prefetches the weights; it changes no result.
+func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int, pf Prefetch) error {
 	if !Q4PackedSupported() {
 		return fmt.Errorf("kernels: packed q4_0 matmul: %w on this CPU (wants AVX-512 VNNI)", ir.ErrUnsupported)
 	}
@@ -202,7 +204,7 @@ func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32,
 		return err
 	}
 	j := q4pJobPool.Get().(*q4pJob)
-	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy}
+	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
 	j.ld = (j.nb + q4pGroup - 1) / q4pGroup * q4pRec
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunStream((N+j.rows-1)/j.rows, j)
@@ -220,6 +222,7 @@ type q4pJob struct {
 	ld        int
 	y         []float32
 	ldy, rows int
+	pf        Prefetch
 }
 
 var q4pJobPool = sync.Pool{New: func() any { return new(q4pJob) }}
@@ -228,21 +231,21 @@ var q4pJobPool = sync.Pool{New: func() any { return new(q4pJob) }}
 // row: tiles of eight, then four, then one at a time.
 func (j *q4pJob) Task(_, t int) {
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
-	q4pRun(j.w[n0*j.rb:n1*j.rb], n1-n0, j.nb, j.rb, j.M, j.lay, j.ld, j.y[n0:], j.ldy)
+	q4pRun(j.w[n0*j.rb:n1*j.rb], n1-n0, j.nb, j.rb, j.M, j.lay, j.ld, j.y[n0:], j.ldy, j.pf)
 }
 
 // q4pRun runs nr weight rows (rb bytes apart) against M activation rows
 // of records (ld bytes apart) into y (leading dimension ldy).
-func q4pRun(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float32, ldy int) {
+func q4pRun(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float32, ldy int, pf Prefetch) {
 	m := 0
 	for ; m+8 <= M; m += 8 {
-		q4pKernels.x8(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+		q4pKernels.x8(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 	for ; m+4 <= M; m += 4 {
-		q4pKernels.x4(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+		q4pKernels.x4(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 	for ; m < M; m++ {
-		q4pKernels.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy)
+		q4pKernels.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 }
 
@@ -261,6 +264,6 @@ func (r *QRows) InitQ4Packed(x *QuantizedActs) bool {
 
 // q4pRows is the packed one-row kernel as a qGroupRows (ng: blocks per
 // row).
-func q4pRows(nr, nb int, w []byte, rb int, lay []byte, y []float32) {
-	q4pKernels.x1(nr, nb, w, rb, lay, len(lay), y, nr)
+func q4pRows(nr, nb int, w []byte, rb int, lay []byte, y []float32, pf Prefetch) {
+	q4pKernels.x1(nr, nb, w, rb, lay, len(lay), y, nr, pf)
 }

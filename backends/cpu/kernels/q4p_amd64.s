@@ -133,9 +133,14 @@
 // rows (BenchmarkQRowsK): nine prefetches a pass spread over the loop
 // (K = 4096: 15–18 against 21–25 GB/s), a second burst halfway through
 // the pair, and QPF = 8 or 32 KiB.
-#define ROWPF2(lloop, ldone) \
+#define ROWPF2(lnta, lloop, ldone) \
 	LEAQ QPF(R13)(BX*2), DX \
-	PFUPTO(lloop, ldone)
+	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
+
+// ROWPF1 is ROWPF with the kernel's prefetch hint (pf+48(FP)).
+#define ROWPF1(lnta, lloop, ldone) \
+	LEAQ QPF(R13)(BX*1), DX \
+	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
 
 // P16ROWSTART points SI at the weight row R13 and DI at the first
 // activation record, sets CX to the row's full groups and clears Z16.
@@ -242,15 +247,16 @@ lend: \
 	VZEROUPPER \
 	RET
 
-// func dotQ4P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32)
+// func dotQ4P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int)
 //
 // The decode GEMV's rows: y[i] = weight row i (rb bytes apart) · the
 // activation row whose records are at lay, for nr rows. Rows go two at a
 // time against one load of each activation record (P16R: a core loads one
 // 512-bit vector a cycle, and the activations were half of the loads), the
 // last odd one alone. Each weight line is prefetched once (ROWPF; for a
-// pair, up to QPF past the second row).
-TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-48
+// pair, up to QPF past the second row), with PREFETCHNTA where pf is
+// nonzero (PrefetchStream), else PREFETCHT0.
+TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
 	P16CONSTS
 	MOVQ nr+0(FP), R12
 	MOVQ w+16(FP), R13
@@ -262,7 +268,7 @@ TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-48
 	CMPQ R12, $2
 	JLT q4pr_one
 q4pr_pair:
-	ROWPF2(q4pr_pf2, q4pr_pf2done)
+	ROWPF2(q4pr_pf2nta, q4pr_pf2, q4pr_pf2done)
 	P16ROWSTART
 	VPXORD Z17, Z17, Z17
 	TESTQ CX, CX
@@ -298,7 +304,7 @@ q4pr_pdone:
 	TESTQ R12, R12
 	JEQ q4pr_end
 q4pr_one:
-	ROWPF(q4pr_pf, q4pr_pfdone)
+	ROWPF1(q4pr_pfnta, q4pr_pf, q4pr_pfdone)
 	P16ROWSTART
 	TESTQ CX, CX
 	JEQ q4pr_tail

@@ -42,7 +42,8 @@ func TestPackQ4RowsRoundTrip(t *testing.T) {
 // blocks per row with and without a short group (1..40, 152), and
 // activation rows M = 1..11 (the eight-, four- and one-row kernels and
 // their mixes). Every sum must also equal the one QRows computes for that
-// activation row alone (one summation order for any M).
+// activation row alone (one summation order for any M), with the other
+// prefetch mode (which changes no result).
 func TestQMatMulQ4Packed(t *testing.T) {
 	if !Q4PackedSupported() {
 		t.Skip("no AVX-512 VNNI: the packed q4_0 kernels do not run here")
@@ -71,7 +72,8 @@ func TestQMatMulQ4Packed(t *testing.T) {
 				for i := range y {
 					y[i] = float32(math.NaN())
 				}
-				if err := QMatMulQ4Packed(pool, p, N, &q, y, ldy); err != nil {
+				pf := Prefetch((nb + M) % 2)
+				if err := QMatMulQ4Packed(pool, p, N, &q, y, ldy, pf); err != nil {
 					t.Fatal(err)
 				}
 				for m := 0; m < M; m++ {
@@ -84,6 +86,7 @@ func TestQMatMulQ4Packed(t *testing.T) {
 					if !rows.InitQ4Packed(&q1) {
 						t.Fatal("InitQ4Packed declined one row")
 					}
+					rows.SetPrefetch(PrefetchStream - pf)
 					y1 := make([]float32, N)
 					if err := rows.Run(p, N, y1); err != nil {
 						t.Fatal(err)

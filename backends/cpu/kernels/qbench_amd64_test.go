@@ -42,7 +42,7 @@ func BenchmarkQRowCold(b *testing.B) {
 	}{
 		{name: "block", row: func(row []byte) float32 { return q4VNNI(nb, row, qa.qs, qa.d, qa.nsum) }},
 		{name: "group", row: func(row []byte) float32 { return q4G512(nb/4, row, lay) }},
-		{name: "rows", all: func(w []byte) { q4G512rows(batch, nb/4, w, rb, lay, y) }},
+		{name: "rows", all: func(w []byte) { q4G512rows(batch, nb/4, w, rb, lay, y, PrefetchKeep) }},
 		{name: "q4k", row: func(row []byte) float32 { return q4K512(K/256, row, q4, ds, nil) }},
 		{name: "q6k", row: func(row []byte) float32 { return q6K512(rb/210, row, qa.qs, d16, b16) }},
 	}

@@ -162,4 +162,4 @@ type qGroupRowsM func(nr, ng int, w []byte, rb int, lay []byte, ld int, y []floa
 
 // qGroupRows is qGroupDot for nr weight rows, rb bytes apart, against one
 // activation row: y[i] = w row i · the activations.
-type qGroupRows func(nr, ng int, w []byte, rb int, lay []byte, y []float32)
+type qGroupRows func(nr, ng int, w []byte, rb int, lay []byte, y []float32, pf Prefetch)

@@ -220,7 +220,7 @@ func qGroupRowsFunc(dt ir.DType, isa ISA) qGroupRows {
 //go:noescape
 func dotQ4GAVX2rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 
-func q4GAVX2rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
+func q4GAVX2rows(nr, ng int, w []byte, rb int, lay []byte, y []float32, _ Prefetch) {
 	if nr == 0 {
 		return
 	}
@@ -235,7 +235,7 @@ func q4GAVX2rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
 //go:noescape
 func dotQ8G512rows(nr int, ng int, w *byte, rb int, lay *byte, y *float32)
 
-func q8G512rows(nr, np int, w []byte, rb int, lay []byte, y []float32) {
+func q8G512rows(nr, np int, w []byte, rb int, lay []byte, y []float32, _ Prefetch) {
 	if nr == 0 {
 		return
 	}
@@ -247,7 +247,7 @@ func q8G512rows(nr, np int, w []byte, rb int, lay []byte, y []float32) {
 	dotQ8G512rows(nr, np, &w[0], rb, &lay[0], &y[0])
 }
 
-func q4G512rows(nr, ng int, w []byte, rb int, lay []byte, y []float32) {
+func q4G512rows(nr, ng int, w []byte, rb int, lay []byte, y []float32, _ Prefetch) {
 	if nr == 0 {
 		return
 	}

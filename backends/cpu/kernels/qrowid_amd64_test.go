@@ -41,7 +41,7 @@ func TestQ4G512RowsVsOne(t *testing.T) {
 			rb := ng*72 + 18*r.IntN(3) // stride ≥ the row's bytes
 			w, _ := randQWeights(r, ir.Q4_0, nr*rb/18, 32)
 			y := make([]float32, nr)
-			q4G512rows(nr, ng, w, rb, lay, y)
+			q4G512rows(nr, ng, w, rb, lay, y, PrefetchKeep)
 			for i := 0; i < nr; i++ {
 				want := q4G512(ng, w[i*rb:i*rb+ng*72], lay)
 				if math.Float32bits(y[i]) != math.Float32bits(want) {

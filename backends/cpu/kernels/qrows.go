@@ -17,6 +17,7 @@ type QRows struct {
 	ng   int // records per row (blocks per row for the packed Q4_0 kernel)
 	rb   int // bytes per weight row
 	lay  []byte
+	pf   Prefetch
 }
 
 // Init binds r to x for weights of dtype dt and reports whether the row
@@ -41,6 +42,11 @@ func (r *QRows) Init(dt ir.DType, x *QuantizedActs) bool {
 	return true
 }
 
+// SetPrefetch sets how Run's kernel prefetches the weights (the packed
+// Q4_0 kernel honours it; the others keep PrefetchKeep). It changes no
+// result.
+func (r *QRows) SetPrefetch(pf Prefetch) { r.pf = pf }
+
 // Run sets y[i] = weight row i · the activations for the nr rows of w.
 func (r *QRows) Run(w []byte, nr int, y []float32) error {
 	if r.rows == nil {
@@ -50,7 +56,7 @@ func (r *QRows) Run(w []byte, nr int, y []float32) error {
 		return fmt.Errorf("kernels: QRows: %d rows of %d bytes from %d bytes into %d floats", nr, r.rb, len(w), len(y))
 	}
 	if nr > 0 {
-		r.rows(nr, r.ng, w, r.rb, r.lay, y)
+		r.rows(nr, r.ng, w, r.rb, r.lay, y, r.pf)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 // 2048) and as a 7B's (4096): "l2" reuses 128 KiB of weights (the
 // kernel's arithmetic ceiling), "cold" cycles through 256 MB; "gguf" is
 // the kernel on the GGUF block layout, "packed" the lane-packed one
-// (q4p.go) on huge pages, as the CPU backend keeps it. GB/s of weight
+// (q4p.go) on huge pages, as the CPU backend keeps it, "packed-nta" the
+// same with non-temporal prefetches (PrefetchStream). GB/s of weight
 // bytes per CPU second.
 func BenchmarkQRowsK(b *testing.B) {
 	if BestISA() < AVX512 || !hasVNNI || !hasVBMI {
@@ -53,18 +54,22 @@ func BenchmarkQRowsK(b *testing.B) {
 				b.Fatal(err)
 			}
 			p := piece.B
-			for _, layout := range []string{"gguf", "packed"} {
-				if layout == "packed" && !Q4PackedSupported() {
+			for _, layout := range []string{"gguf", "packed", "packed-nta"} {
+				if layout != "gguf" && !Q4PackedSupported() {
 					continue
+				}
+				pr.SetPrefetch(PrefetchKeep)
+				if layout == "packed-nta" {
+					pr.SetPrefetch(PrefetchStream)
 				}
 				b.Run(fmt.Sprintf("K%d/%s/%s", K, mode, layout), func(b *testing.B) {
 					i := 0
 					c0 := cpuNow()
 					for b.Loop() {
-						if layout == "packed" {
+						if layout != "gguf" {
 							_ = pr.Run(p[i*rb:(i+batch)*rb], batch, y)
 						} else {
-							q4G512rows(batch, nb/4, w[i*rb:(i+batch)*rb], rb, lay, y)
+							q4G512rows(batch, nb/4, w[i*rb:(i+batch)*rb], rb, lay, y, PrefetchKeep)
 						}
 						i = (i + batch) % rows
 					}

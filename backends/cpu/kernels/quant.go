@@ -367,7 +367,7 @@ func (j *qJob) rowsEach(m0, n0, n1 int) {
 	ng := j.x.K / qBlock / j.gb
 	ld := ng * j.rec
 	for m := m0; m < j.x.M; m++ {
-		j.rowsK(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+1)*ld], j.y[m*j.ldy+n0:m*j.ldy+n1])
+		j.rowsK(n1-n0, ng, j.w[n0*j.rb:n1*j.rb], j.rb, j.lay[m*ld:(m+1)*ld], j.y[m*j.ldy+n0:m*j.ldy+n1], PrefetchKeep)
 	}
 }
 

@@ -1,0 +1,7 @@
+//go:build !amd64 || noasm
+
+package kernels
+
+// lastLevelCache has no CPUID to read here (LastLevelCache falls back on
+// the OS).
+func lastLevelCache() int64 { return 0 }

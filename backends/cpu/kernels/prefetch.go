@@ -1,0 +1,83 @@
+package kernels
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Prefetch is how a decode GEMV's software prefetch brings in its weights
+// (QMatMulQ4Packed, QRows.SetPrefetch). It changes no result, only which
+// caches the weight lines pass through.
+type Prefetch uint8
+
+const (
+	// PrefetchKeep prefetches into every cache level (PREFETCHT0): the
+	// lines an L2 evicts go on to the L3, so weights that fit in the
+	// last-level cache are served from it on the next token.
+	PrefetchKeep Prefetch = iota
+	// PrefetchStream prefetches non-temporally (PREFETCHNTA): the lines
+	// come into the core's L1 and leave without taking L2 or L3 space, so
+	// a weight stream larger than the cache, which no cache could keep
+	// anyway, does not evict what the step reuses (the KV cache, the
+	// activations, the small constants) nor cost the L2's write-back of
+	// its victims into the L3.
+	PrefetchStream
+)
+
+// LastLevelCache returns the bytes of the outermost cache one core uses
+// (its L3 where it has one, shared with its die's other cores) as CPUID
+// reports it, else as Linux's sysfs does, or 0 where neither tells (as in
+// many virtual machines).
+func LastLevelCache() int64 {
+	llcOnce.Do(func() {
+		if llcBytes = lastLevelCache(); llcBytes == 0 {
+			llcBytes = sysfsLastLevelCache("/sys/devices/system/cpu/cpu0/cache")
+		}
+	})
+	return llcBytes
+}
+
+// sysfsLastLevelCache reads the size of the highest-level data or unified
+// cache under dir (Linux's cpuN/cache: indexK/level, type, size as
+// "32768K"), or 0.
+func sysfsLastLevelCache(dir string) int64 {
+	idx, _ := filepath.Glob(filepath.Join(dir, "index*"))
+	var best, bestLevel int64
+	for _, d := range idx {
+		read := func(f string) string {
+			b, _ := os.ReadFile(filepath.Join(d, f))
+			return strings.TrimSpace(string(b))
+		}
+		if read("type") == "Instruction" {
+			continue
+		}
+		level, err := strconv.ParseInt(read("level"), 10, 64)
+		if err != nil {
+			continue
+		}
+		s := read("size")
+		mul := int64(1)
+		switch {
+		case strings.HasSuffix(s, "K"):
+			mul, s = 1<<10, s[:len(s)-1]
+		case strings.HasSuffix(s, "M"):
+			mul, s = 1<<20, s[:len(s)-1]
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			continue
+		}
+		if level > bestLevel || (level == bestLevel && n*mul > best) {
+			best, bestLevel = n*mul, level
+		}
+	}
+	return best
+}
+
+var (
+	llcOnce  sync.Once
+	llcBytes int64
+)
