@@ -294,8 +294,7 @@ q4pr_ptail:
 	P16R(Z17)
 q4pr_pdone:
 	MOVQ R11, AX
-	HSUM(Z16, Y16, 0)
-	HSUM(Z17, Y17, 4)
+	HSUM2(Z16, Z17)
 	ADDQ $8, R11
 	LEAQ (R13)(BX*2), R13
 	SUBQ $2, R12
