@@ -114,18 +114,40 @@ func UnpackQ4Rows(p []byte, N, K int) ([]byte, error) {
 // the same size with its lanes past t zero.
 const q4pRec = 640
 
+// q4pRecs is the number of activation records of a row of nb blocks:
+// one per group, and where the short group has at most eight lanes one
+// more, the short group's record with lanes 8..15 a copy of lanes 0..7,
+// against which the decode kernel runs the short groups of two weight
+// rows in one vector (dotQ4P512rows).
+func q4pRecs(nb int) int {
+	ng := (nb + q4pGroup - 1) / q4pGroup
+	if t := nb % q4pGroup; t > 0 && t <= q4pGroup/2 {
+		ng++
+	}
+	return ng
+}
+
 // qPacked16 returns x's activation records for the packed Q4_0 layout,
-// ceil(nb/16) per row, building them on first use after QuantizeActs.
+// q4pRecs(nb) per row, building them on first use after QuantizeActs.
 func (q *QuantizedActs) qPacked16() []byte {
 	if q.g4ok == qLayPacked16 {
 		return q.g4
 	}
 	nb := q.K / qBlock
-	ng := (nb + q4pGroup - 1) / q4pGroup
-	q.g4 = growAligned(q.g4, q.M*ng*q4pRec)
+	ng, nr := (nb+q4pGroup-1)/q4pGroup, q4pRecs(nb)
+	q.g4 = growAligned(q.g4, q.M*nr*q4pRec)
 	if nb > 0 {
 		for m := 0; m < q.M; m++ {
-			q4pActsRow(q.qs[m*q.K:(m+1)*q.K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb], q.g4[m*ng*q4pRec:(m+1)*ng*q4pRec])
+			row := q.g4[m*nr*q4pRec : (m+1)*nr*q4pRec]
+			q4pActsRow(q.qs[m*q.K:(m+1)*q.K], q.d[m*nb:(m+1)*nb], q.nsum[m*nb:(m+1)*nb], row[:ng*q4pRec])
+			if nr > ng {
+				// The pair record: the short group's, lanes 0..7 twice.
+				tail, pair := row[(ng-1)*q4pRec:ng*q4pRec], row[ng*q4pRec:]
+				for c := 0; c < q4pRec; c += 64 {
+					copy(pair[c:c+32], tail[c:c+32])
+					copy(pair[c+32:c+64], tail[c:c+32])
+				}
+			}
 		}
 	}
 	q.g4ok = qLayPacked16
@@ -181,7 +203,7 @@ func q4pCheck(R, nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, 
 	if nr == 0 || nb == 0 {
 		return false
 	}
-	ng := (nb + q4pGroup - 1) / q4pGroup
+	ng := q4pRecs(nb)
 	if nr < 0 || rb < 18*nb || len(w) < (nr-1)*rb+18*nb || ld < ng*q4pRec ||
 		len(lay) < (R-1)*ld+ng*q4pRec || (R > 1 && ldy < nr) || len(y) < (R-1)*ldy+nr {
 		panic(fmt.Sprintf("kernels: packed q4_0 kernel: operands out of range (R=%d nr=%d nb=%d rb=%d len(w)=%d ld=%d len(lay)=%d ldy=%d len(y)=%d)",
@@ -205,7 +227,7 @@ func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32,
 	}
 	j := q4pJobPool.Get().(*q4pJob)
 	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
-	j.ld = (j.nb + q4pGroup - 1) / q4pGroup * q4pRec
+	j.ld = q4pRecs(j.nb) * q4pRec
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunStream((N+j.rows-1)/j.rows, j)
 	*j = q4pJob{}

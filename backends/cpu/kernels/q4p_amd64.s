@@ -55,6 +55,13 @@
 // back by 4 (exact: each is a multiple of 16), then one convert, the
 // scales' product and one FMA. Z9..Z12 are scratch.
 #define P16A(rec, acc) \
+	P16DOT(rec) \
+	VFMADD231PS Z9, Z10, acc
+
+// P16DOT is P16A up to its FMA: the group's integer dot products with the
+// record at rec, converted, in Z9, and the products of the two scales in
+// Z10.
+#define P16DOT(rec) \
 	VMOVDQU32 576 rec, Z9 \
 	VPXORD Z10, Z10, Z10 \
 	VPXORD Z11, Z11, Z11 \
@@ -68,8 +75,7 @@
 	VPDPBUSD 384 rec, Z5, Z11 \
 	VPDPBUSD 448 rec, Z7, Z12 \
 	P16FIN \
-	VMULPS 512 rec, Z8, Z10 \
-	VFMADD231PS Z9, Z10, acc
+	VMULPS 512 rec, Z8, Z10
 
 // P16R is P16A with the record in registers (P16LOADA): the decode GEMV
 // runs two weight rows against one load of it.
@@ -141,6 +147,46 @@
 #define ROWPF1(lnta, lloop, ldone) \
 	LEAQ QPF(R13)(BX*1), DX \
 	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
+
+// P16TAILPAIR runs the short groups of t <= 8 lanes (t in AX) of the row
+// pair at SI and SI+BX in one vector, the first row's blocks in lanes
+// 0..7, the second's in 8..15, against the pair record after the short
+// group's (DI+640: lanes 0..7 twice, q4pRecs), into Z16 and Z17: each lane
+// adds into its row's accumulator exactly what P16TAIL and P16R would
+// (the second row's lanes moved down to 0..7), so the sums keep their
+// bits. The lanes t..7 of each half load as zero. DX, R14, CX, K2 and
+// Z9..Z12 are scratch.
+#define P16TAILPAIR \
+	LEAQ (SI)(AX*2), DX \
+	SHLQ $2, AX \
+	P16HALVES(Z0, Y0, Y9) \
+	ADDQ AX, DX \
+	P16HALVES(Z2, Y2, Y9) \
+	ADDQ AX, DX \
+	P16HALVES(Z4, Y4, Y9) \
+	ADDQ AX, DX \
+	P16HALVES(Z6, Y6, Y9) \
+	P16SPLIT \
+	LEAQ (SI)(BX*1), R14 \
+	VMOVDQU16.Z (SI), K1, X8 \
+	VMOVDQU16.Z (R14), K1, X9 \
+	VINSERTI32X4 $1, X9, Y8, Y8 \
+	VCVTPH2PS Y8, Z8 \
+	LEAQ 640(DI), R14 \
+	P16DOT((R14)) \
+	MOVL $0xFF, CX \
+	KMOVW CX, K2 \
+	VFMADD231PS Z9, Z10, K2, Z16 \
+	VSHUFF64X2 $0xEE, Z9, Z9, Z9 \
+	VSHUFF64X2 $0xEE, Z10, Z10, Z10 \
+	VFMADD231PS Z9, Z10, K2, Z17
+
+// P16HALVES loads t dwords (K1) of the first row's chunk at DX into the
+// low half of z (y), the second row's (BX further) into its high half.
+#define P16HALVES(z, y, tmp) \
+	VMOVDQU32.Z (DX), K1, y \
+	VMOVDQU32.Z (DX)(BX*1), K1, tmp \
+	VINSERTI64X4 $1, tmp, z, z
 
 // P16ROWSTART points SI at the weight row R13 and DI at the first
 // activation record, sets CX to the row's full groups and clears Z16.
@@ -253,7 +299,9 @@ lend: \
 // activation row whose records are at lay, for nr rows. Rows go two at a
 // time against one load of each activation record (P16R: a core loads one
 // 512-bit vector a cycle, and the activations were half of the loads), the
-// last odd one alone. Each weight line is prefetched once (ROWPF; for a
+// last odd one alone; a pair's short groups of up to eight lanes run in
+// one vector (P16TAILPAIR: BenchmarkQRowsK l2 K768 52 → 55–57 GB/s, 4
+// alternating rounds). Each weight line is prefetched once (ROWPF; for a
 // pair, up to QPF past the second row), with PREFETCHNTA where pf is
 // nonzero (PrefetchStream), else PREFETCHT0.
 TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
@@ -286,6 +334,13 @@ q4pr_ploop:
 q4pr_ptail:
 	KORTESTW K1, K1
 	JEQ q4pr_pdone
+	MOVQ nb+8(FP), AX
+	ANDQ $15, AX
+	CMPQ AX, $8
+	JGT q4pr_ptail16
+	P16TAILPAIR
+	JMP q4pr_pdone
+q4pr_ptail16:
 	P16LOADA
 	P16TAIL
 	P16R(Z16)
