@@ -67,15 +67,16 @@ type weightCopy struct {
 }
 
 // streamPrefetch is how the decode kernels of a plan that streams bytes
-// of weights a run prefetch them: PrefetchStream where more bytes pass
+// of weights a run, on workers that sit on different dies where far,
+// prefetch them: PrefetchStream where more bytes pass
 // through each last-level cache than it holds (kernels.LastLevelCache,
 // or maxDieCache where its size is unknown; workers on different dies,
 // kernels.Pool.Far, split the weights between their caches), else
 // PrefetchKeep. A weight stream that fits stays in the cache for the next
 // token (at two threads on this host's two dies, the halves of a 62 MB
 // Llama-110M Q4_0 in two 32 MB L3s); one that does not would only evict
-// the KV cache and the activations, and non-temporal prefetches leave
-// them be. Measured on this host's Zen 5 guest (which reports no cache
+// the KV cache and the activations, which non-temporal prefetches
+// disturb less. Measured on this host's Zen 5 guest (which reports no cache
 // per die, so maxDieCache applies), alternating runs against PREFETCHT0:
 //
 //   - Qwen2-0.5B Q4_0 (266 MB, streamed), one thread, per-op trace of 64
@@ -89,10 +90,10 @@ type weightCopy struct {
 //     alike; at two threads across dies, streamed, the GEMVs slower in 7
 //     of 8 rounds (1.30–1.58 → 1.34–1.94 ms), as its halves no longer stay
 //     in the two L3s.
-func streamPrefetch(bytes int64, pool *kernels.Pool) kernels.Prefetch {
+func streamPrefetch(bytes int64, workers int, far bool) kernels.Prefetch {
 	dies := 1
-	if pool.Far() {
-		dies = pool.Workers()
+	if far {
+		dies = workers
 	}
 	return prefetchFor(bytes, kernels.LastLevelCache(), dies)
 }

@@ -95,12 +95,12 @@ type plannedExe struct {
 
 // setPrefetch sets how the decode kernels prefetch e's weight copies
 // (streamPrefetch), as a run starts: whether the workers share a cache
-// can change while a plan lives (kernels.Pool.Far).
-func (e *plannedExe) setPrefetch() {
+// (far: kernels.Pool.Far) can change while a plan lives.
+func (e *plannedExe) setPrefetch(far bool) {
 	if len(e.copies) == 0 {
 		return
 	}
-	pf := int32(streamPrefetch(e.streamed, e.pool))
+	pf := int32(streamPrefetch(e.streamed, e.pool.Workers(), far))
 	if e.pf.Swap(pf) == pf {
 		return
 	}
@@ -412,10 +412,11 @@ func (s *execState) Run(ctx context.Context, env *backends.Env) (err error) {
 	}
 	s.dirty = s.dirty || bad
 	s.rctx.Ctx, s.rctx.Env = ctx, env
-	if e.pool.Far() {
+	far := e.pool.Far()
+	if far {
 		e.pool.RestartStream()
 	}
-	e.setPrefetch()
+	e.setPrefetch(far)
 	tr := backends.TracerFrom(ctx)
 	var t0 time.Time
 	// Cancellation is polled between steps through the Done channel: a

@@ -56,16 +56,16 @@ func TestPlannedPrefetch(t *testing.T) {
 		require.NoError(t, err)
 		return out["y"].Float32s()
 	}
-	e.setPrefetch()
+	e.setPrefetch(e.pool.Far())
 	require.Equal(t, kernels.PrefetchKeep, c.prefetch(), "40 rows fit any cache")
 	keep := run()
 	// The session's executor shares the copy (one packing per weight) and
 	// decides Keep, which it already holds: it leaves the copy as set.
 	e.streamed = 1 << 40
-	e.setPrefetch()
+	e.setPrefetch(e.pool.Far())
 	require.Equal(t, kernels.PrefetchStream, c.prefetch(), "a terabyte fits no cache")
 	require.Equal(t, keep, run(), "streaming the weights changed a result")
 	e.streamed = int64(len(w.Data))
-	e.setPrefetch()
+	e.setPrefetch(e.pool.Far())
 	require.Equal(t, kernels.PrefetchKeep, c.prefetch())
 }
