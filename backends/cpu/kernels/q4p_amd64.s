@@ -154,8 +154,8 @@
 // group's (DI+640: lanes 0..7 twice, q4pRecs), into Z16 and Z17: each lane
 // adds into its row's accumulator exactly what P16TAIL and P16R would
 // (the second row's lanes moved down to 0..7), so the sums keep their
-// bits. The lanes t..7 of each half load as zero. DX, R14, CX, K2 and
-// Z9..Z12 are scratch.
+// bits. The lanes t..7 of each half load as zero. K2 holds lanes 0..7
+// (set once by the kernel); DX, R14 and Z9..Z12 are scratch.
 #define P16TAILPAIR \
 	LEAQ (SI)(AX*2), DX \
 	SHLQ $2, AX \
@@ -174,8 +174,6 @@
 	VCVTPH2PS Y8, Z8 \
 	LEAQ 640(DI), R14 \
 	P16DOT((R14)) \
-	MOVL $0xFF, CX \
-	KMOVW CX, K2 \
 	VFMADD231PS Z9, Z10, K2, Z16 \
 	VSHUFF64X2 $0xEE, Z9, Z9, Z9 \
 	VSHUFF64X2 $0xEE, Z10, Z10, Z10 \
@@ -306,6 +304,8 @@ lend: \
 // nonzero (PrefetchStream), else PREFETCHT0.
 TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
 	P16CONSTS
+	MOVL $0xFF, AX
+	KMOVW AX, K2
 	MOVQ nr+0(FP), R12
 	MOVQ w+16(FP), R13
 	MOVQ y+40(FP), R11
