@@ -38,13 +38,13 @@ lloop: \
 ldone:
 
 // PFUPTOHINT is PFUPTO with PREFETCHNTA instead where hint (an operand,
-// such as a kernel argument) is nonzero: the weight's lines then come
+// such as a kernel argument) is positive: the weight's lines then come
 // into the core's L1 without displacing the caches' other lines, for a
 // model whose weights no cache keeps from one token to the next
 // (kernels.Prefetch).
 #define PFUPTOHINT(hint, lnta, lkeep, ldone) \
 	CMPQ hint, $0 \
-	JEQ lkeep \
+	JLE lkeep \
 lnta: \
 	CMPQ R10, DX \
 	JGE ldone \

@@ -135,18 +135,36 @@
 	P16WT((base), (DX), (DX)(AX*1), (R14), (R14)(AX*1))
 
 // ROWPF2 is ROWPF (prefetch_amd64.h) for the pair of rows at R13: up to
-// QPF past the second row's end, in one burst. Measured slower on cold
-// rows (BenchmarkQRowsK): nine prefetches a pass spread over the loop
-// (K = 4096: 15–18 against 21–25 GB/s), a second burst halfway through
-// the pair, and QPF = 8 or 32 KiB.
+// the kernel's distance (R9, Q4PDIST) past the second row's end, in one
+// burst. Measured slower on cold rows (BenchmarkQRowsK): nine prefetches
+// a pass spread over the loop (K = 4096: 15–18 against 21–25 GB/s), a
+// second burst halfway through the pair, and PREFETCHT0 8 or 32 KiB
+// ahead.
 #define ROWPF2(lnta, lloop, ldone) \
-	LEAQ QPF(R13)(BX*2), DX \
+	LEAQ (R13)(BX*2), DX \
+	ADDQ R9, DX \
 	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
 
-// ROWPF1 is ROWPF with the kernel's prefetch hint (pf+48(FP)).
+// ROWPF1 is ROWPF with the kernel's prefetch hint and distance (pf+48(FP),
+// R9).
 #define ROWPF1(lnta, lloop, ldone) \
-	LEAQ QPF(R13)(BX*1), DX \
+	LEAQ (R13)(BX*1), DX \
+	ADDQ R9, DX \
 	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
+
+// Q4PDIST sets R9 to the decode kernel's prefetch distance in bytes, |pf|
+// (PREFETCHNTA where pf > 0, PREFETCHT0 where pf < 0) or QPF where pf is
+// 0 (PREFETCHT0), and R10, the next line to prefetch, that far past the
+// first row (R13).
+#define Q4PDIST \
+	MOVQ pf+48(FP), R9 \
+	MOVQ R9, AX \
+	NEGQ AX \
+	CMOVQGT AX, R9 \
+	MOVQ $QPF, AX \
+	TESTQ R9, R9 \
+	CMOVQEQ AX, R9 \
+	LEAQ (R13)(R9*1), R10
 
 // P16TAILPAIR runs the short groups of t <= 8 lanes (t in AX) of the row
 // pair at SI and SI+BX in one vector, the first row's blocks in lanes
@@ -299,9 +317,10 @@ lend: \
 // 512-bit vector a cycle, and the activations were half of the loads), the
 // last odd one alone; a pair's short groups of up to eight lanes run in
 // one vector (P16TAILPAIR: BenchmarkQRowsK l2 K768 52 → 55–57 GB/s, 4
-// alternating rounds). Each weight line is prefetched once (ROWPF; for a
-// pair, up to QPF past the second row), with PREFETCHNTA where pf is
-// nonzero (PrefetchStream), else PREFETCHT0.
+// alternating rounds). Each weight line is prefetched once, |pf| bytes
+// ahead (ROWPF; for a pair, that far past the second row), with
+// PREFETCHNTA where pf > 0 (PrefetchStream), else PREFETCHT0 (pf < 0;
+// QPF ahead where pf is 0).
 TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
 	P16CONSTS
 	MOVL $0xFF, AX
@@ -312,7 +331,7 @@ TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
 	MOVQ rb+24(FP), BX
 	TESTQ R12, R12
 	JEQ q4pr_end
-	ROWPFINIT
+	Q4PDIST
 	CMPQ R12, $2
 	JLT q4pr_one
 q4pr_pair:

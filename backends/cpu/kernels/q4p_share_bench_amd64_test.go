@@ -1,0 +1,112 @@
+//go:build amd64 && !noasm
+
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weftrt/weft/internal/hugemem"
+	"github.com/weftrt/weft/internal/membw"
+	"github.com/weftrt/weft/ir"
+)
+
+// BenchmarkQ4ReadShare is the packed Q4_0 decode GEMV's streaming rate as
+// a share of the read probe's, the two measured turn about, as weft bench
+// compares a decode step with the probe: each round runs, for every mode
+// in turn, one pass of QMatMulQ4Packed over 256 MB of cold packed weights
+// (rows of K, one activation row, the threads' pool splitting them as in
+// a decode step) and then one pass of the probe (membw's plain AVX-512
+// reader over its own 256 MB, same threads). A mode's share is the median
+// over rounds of its pass's rate against the faster of the probe passes
+// either side of it. On a shared host whose memory system changes state
+// from second to second, the shares of modes run in the same rounds
+// compare much better than their rates across runs.
+//
+// The modes are the prefetch hint (t0: PrefetchKeep, PREFETCHT0; nta:
+// PrefetchStream, PREFETCHNTA) and its distance in bytes.
+func BenchmarkQ4ReadShare(b *testing.B) {
+	if !Q4PackedSupported() {
+		b.Skip("no packed Q4_0 kernels")
+	}
+	reader, ok := membw.ReaderNamed("avx512")
+	if !ok {
+		b.Skip("no avx512 reader")
+	}
+	type mode struct {
+		name  string
+		pf    Prefetch
+		ahead int
+	}
+	var modes []mode
+	for _, a := range []int{4096, 16384} {
+		modes = append(modes, mode{fmt.Sprintf("t0-%d", a), PrefetchKeep, a}, mode{fmt.Sprintf("nta%d", a), PrefetchStream, a})
+	}
+	var slabs hugemem.Slabs
+	for _, threads := range []int{1, 2} {
+		pool := NewPool(threads)
+		probe := membw.NewProber(threads)
+		for _, K := range []int{896, 4864} {
+			nb := K / qBlock
+			rb := nb * 18
+			rows := (256 << 20) / rb
+			r := rand.New(rand.NewPCG(1, 2))
+			var qa QuantizedActs
+			if err := QuantizeActs(&qa, randFloats(r, K), K, 1, K); err != nil {
+				b.Fatal(err)
+			}
+			w, _ := randQWeights(r, ir.Q4_0, 1024, K)
+			piece, err := slabs.Alloc(rows * rb)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := piece.B
+			for i := 0; i < rows; i += 1024 {
+				n := min(1024, rows-i)
+				if err := PackQ4RowsTo(p[i*rb:(i+n)*rb], w, n, K); err != nil {
+					b.Fatal(err)
+				}
+			}
+			y := make([]float32, rows)
+			pass := func(md mode) time.Duration {
+				defer func(a, k int) { q4pStreamAhead, q4pKeepAhead = a, k }(q4pStreamAhead, q4pKeepAhead)
+				q4pStreamAhead, q4pKeepAhead = md.ahead, md.ahead
+				t0 := time.Now()
+				if err := QMatMulQ4Packed(pool, p, rows, &qa, y, rows, md.pf); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(t0)
+			}
+			b.Run(fmt.Sprintf("K%d/t=%d", K, threads), func(b *testing.B) {
+				pass(modes[0])
+				probe.Pass(reader)
+				prev := probe.Pass(reader)
+				shares := make([][]float64, len(modes))
+				rates := make([][]float64, len(modes))
+				var read []float64
+				for b.Loop() {
+					for i, md := range modes {
+						k := pass(md)
+						next := probe.Pass(reader)
+						kg := float64(rows*rb) / k.Seconds() / 1e9
+						shares[i] = append(shares[i], kg/probe.GBs(min(prev, next)))
+						rates[i] = append(rates[i], kg)
+						read = append(read, probe.GBs(next))
+						prev = next
+					}
+				}
+				med := func(x []float64) float64 { slices.Sort(x); return x[(len(x)-1)/2] }
+				b.ReportMetric(med(read), "read-GB/s")
+				for i, md := range modes {
+					b.ReportMetric(med(rates[i]), md.name+"-GB/s")
+					b.ReportMetric(med(shares[i]), md.name+"-share")
+				}
+			})
+			piece.Free()
+		}
+		pool.Close()
+	}
+}
