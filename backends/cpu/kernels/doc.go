@@ -56,9 +56,11 @@
 //     kernels) the core that ended one batch starts the next; the decode
 //     GEMVs prefetch 16 KiB ahead of their loads (prefetch_amd64.h; the
 //     AVX-512 Q4_0 ones every line once, in a burst at each row or pair
-//     of rows' start), non-temporally where the caller says the weights
-//     pass through no cache that could keep them (Prefetch,
-//     LastLevelCache).
+//     of rows' start), non-temporally and 4 KiB ahead where the caller
+//     says the weights pass through no cache that could keep them
+//     (Prefetch, LastLevelCache). BenchmarkQ4ReadShare measures the
+//     packed Q4_0 GEMV against the read probe turn about, as weft bench
+//     measures decode.
 //   - QRows (qrows.go): QMatMul's one-row decode kernel bound to one
 //     activation row, for callers that split the rows themselves
 //     (QMatMulGroup).
