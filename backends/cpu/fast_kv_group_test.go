@@ -59,6 +59,12 @@ func testKVGroupKernels(t *testing.T, d int) {
 		for i := 0; i < ng; i++ {
 			require.Equal(t, got[i*ldo+c], one[i*(c+1)+c], "row %d of %d, query %d", c, n, i)
 		}
+		// Query i alone (the one-query path) against i in the call above
+		// (where the kernel runs four queries at once).
+		i := r.IntN(ng)
+		alone := make([]float32, n)
+		scoresKVHalfG(q[i*d:(i+1)*d], 1, k, d, n, alone, n)
+		require.Equal(t, alone, got[i*ldo:i*ldo+n], "query %d of %d alone, %d rows", i, ng, n)
 
 		ng = 1 + r.IntN(kvGroupMax(d))
 		lda, ldw := d+r.IntN(9), n+r.IntN(5)
