@@ -133,6 +133,14 @@
 	VSHUFF64X2 $0xEE, Z26, Z24, Z27 \
 	VADDPS Z27, Z25, u
 
+// KPAIR1(r0, r1, r2, r3, qa, u) is KPAIR for one query, which fills both
+// halves of u (KQUAD3's missing fourth query repeats its third).
+#define KPAIR1(r0, r1, r2, r3, qa, u) \
+	KDOT(r0, r1, r2, r3, qa, Z24, Z25) \
+	VSHUFF64X2 $0x44, Z24, Z24, Z25 \
+	VSHUFF64X2 $0xEE, Z24, Z24, Z27 \
+	VADDPS Z27, Z25, u
+
 // KFOLD2(u01, u23, v) folds one row's KPAIRs for queries 0, 1 (u01) and
 // 2, 3 (u23) once more: v's 128-bit lane k holds query k's four lanes,
 // the 128-bit halves of its eight added (Z24, Z25 scratch).
@@ -156,6 +164,26 @@
 	KPAIR(Z8, Z9, Z10, Z11, 512, 768, Z21) \
 	KPAIR(Z12, Z13, Z14, Z15, 0, 256, Z22) \
 	KPAIR(Z12, Z13, Z14, Z15, 512, 768, Z23) \
+	KQUADFOLD \
+	VEXTRACTF32X4 $3, Z28, X29 \
+	VMOVUPS X29, (R13)(AX*1)
+
+// KQUAD3 is KQUAD4 for three queries: the third's sums stand in for the
+// fourth's, whose scores are not stored.
+#define KQUAD3 \
+	KPAIR(Z0, Z1, Z2, Z3, 0, 256, Z16) \
+	KPAIR1(Z0, Z1, Z2, Z3, 512, Z17) \
+	KPAIR(Z4, Z5, Z6, Z7, 0, 256, Z18) \
+	KPAIR1(Z4, Z5, Z6, Z7, 512, Z19) \
+	KPAIR(Z8, Z9, Z10, Z11, 0, 256, Z20) \
+	KPAIR1(Z8, Z9, Z10, Z11, 512, Z21) \
+	KPAIR(Z12, Z13, Z14, Z15, 0, 256, Z22) \
+	KPAIR1(Z12, Z13, Z14, Z15, 512, Z23) \
+	KQUADFOLD
+
+// KQUADFOLD folds KQUAD4's eight pair sums (Z16..Z23) to the sixteen
+// scores and stores those of queries 0..2.
+#define KQUADFOLD \
 	KFOLD2(Z16, Z17, Z28) \
 	KFOLD2(Z18, Z19, Z29) \
 	KFOLD2(Z20, Z21, Z30) \
@@ -173,19 +201,21 @@
 	VEXTRACTF32X4 $1, Z28, X29 \
 	VMOVUPS X29, (R13)(R12*1) \
 	VEXTRACTF32X4 $2, Z28, X29 \
-	VMOVUPS X29, (R13)(R12*2) \
-	VEXTRACTF32X4 $3, Z28, X29 \
-	VMOVUPS X29, (R13)(AX*1)
+	VMOVUPS X29, (R13)(R12*2)
 
 // func kvScoresF16G64(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
 //
 // out[i·ldo+c] = q[i·64:(i+1)·64]·k[c·64:(c+1)·64] for i < ng, c < n:
 // four rows at a time, widened into registers once for the ng queries
-// (four queries at a time, KQUAD4, then one by one), then row by row.
+// (four queries at a time, KQUAD4, then three at once, KQUAD3, or one by
+// one), then row by row.
 // Rows are prefetched 32 ahead, as in the one-head kernels. KQUAD4 took
 // Qwen2-0.5B's decode attention (groups of seven, one thread, warm;
 // BenchmarkKVAttentionDecode, six alternating rounds) from 7.7–8.1 to
-// 7.2–7.7 µs at 192 positions and from 68.7–72.5 to 64.5–68.2 µs at 2048.
+// 7.2–7.7 µs at 192 positions and from 68.7–72.5 to 64.5–68.2 µs at 2048;
+// with KQUAD3 as well, 2048 positions took 74.4–76.3 µs against 77.5–80.1
+// with KQUAD4 alone and 81.7–99.3 before (five rounds, in a slower state
+// of the host).
 TEXT ·kvScoresF16G64(SB), NOSPLIT, $0-48
 	MOVQ q+0(FP), SI
 	MOVQ ng+8(FP), R8
@@ -213,6 +243,12 @@ ksg4quad:
 	JMP ksg4quad
 
 ksg4rest:
+	CMPQ CX, $3
+	JNE ksg4few
+	KQUAD3
+	JMP ksg4next
+
+ksg4few:
 	TESTQ CX, CX
 	JZ ksg4next
 
@@ -382,10 +418,60 @@ kagdone:
 // 5, 7 into another; folded to four lanes, then (l0+l2)+(l1+l3)), in a
 // pair of rows or alone.
 
+// KDOT8(r0, …, r7, qoff, a, b) is KDOT for rows of 128 (widened in
+// r0..r7), the query at qoff(R11): chunks 0, 2, 4, 6 into a, 1, 3, 5, 7
+// into b, then added.
+#define KDOT8(r0, r1, r2, r3, r4, r5, r6, r7, qoff, a, b) \
+	VMULPS (qoff)(R11), r0, a \
+	VMULPS (qoff+64)(R11), r1, b \
+	VFMADD231PS (qoff+128)(R11), r2, a \
+	VFMADD231PS (qoff+192)(R11), r3, b \
+	VFMADD231PS (qoff+256)(R11), r4, a \
+	VFMADD231PS (qoff+320)(R11), r5, b \
+	VFMADD231PS (qoff+384)(R11), r6, a \
+	VFMADD231PS (qoff+448)(R11), r7, b \
+	VADDPS b, a, a
+
+// KPAIR8 is KPAIR for rows of 128: the row widened in r0..r7.
+#define KPAIR8(r0, r1, r2, r3, r4, r5, r6, r7, qa, qb, u) \
+	KDOT8(r0, r1, r2, r3, r4, r5, r6, r7, qa, Z24, Z25) \
+	KDOT8(r0, r1, r2, r3, r4, r5, r6, r7, qb, Z26, Z27) \
+	VSHUFF64X2 $0x44, Z26, Z24, Z25 \
+	VSHUFF64X2 $0xEE, Z26, Z24, Z27 \
+	VADDPS Z27, Z25, u
+
+// KQUAD128 computes the two rows of 128 widened in Z0..Z15 against four
+// queries (at R11, 512 bytes apart) and stores query k's two scores at
+// R13+k·R12 (AX = 3·R12), every score with the bits of the one-query
+// path (as KQUAD4): 102 instructions for eight scores against 164.
+#define KQUAD128 \
+	KPAIR8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0, 512, Z16) \
+	KPAIR8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 1024, 1536, Z17) \
+	KPAIR8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, 0, 512, Z18) \
+	KPAIR8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, 1024, 1536, Z19) \
+	KFOLD2(Z16, Z17, Z28) \
+	KFOLD2(Z18, Z19, Z29) \
+	VUNPCKLPS Z29, Z28, Z24 \
+	VUNPCKHPS Z29, Z28, Z25 \
+	VADDPS Z25, Z24, Z24 \
+	VSHUFPS $0xEE, Z24, Z24, Z25 \
+	VADDPS Z25, Z24, Z24 \
+	VMOVSD X24, (R13) \
+	VEXTRACTF32X4 $1, Z24, X25 \
+	VMOVSD X25, (R13)(R12*1) \
+	VEXTRACTF32X4 $2, Z24, X25 \
+	VMOVSD X25, (R13)(R12*2) \
+	VEXTRACTF32X4 $3, Z24, X25 \
+	VMOVSD X25, (R13)(AX*1)
+
 // func kvScoresF16G128(q *float32, ng int, k *uint16, n int, out *float32, ldo int)
 //
 // kvScoresF16G64 for rows of 128: out[i·ldo+c] = q[i·128:(i+1)·128]·
-// k[c·128:(c+1)·128] for i < ng, c < n.
+// k[c·128:(c+1)·128] for i < ng, c < n; two rows at a time, four queries
+// at a time (KQUAD128), then one by one. KQUAD128 took the decode
+// attention of a Llama 3 layer (32 heads on 8, 2048 positions, one
+// thread, warm) from 400.6–417.9 to 379.1–389.8 µs (five alternating
+// rounds).
 TEXT ·kvScoresF16G128(SB), NOSPLIT, $0-48
 	MOVQ q+0(FP), SI
 	MOVQ ng+8(FP), R8
@@ -394,6 +480,7 @@ TEXT ·kvScoresF16G128(SB), NOSPLIT, $0-48
 	MOVQ out+32(FP), R10
 	MOVQ ldo+40(FP), R12
 	SHLQ $2, R12
+	LEAQ (R12)(R12*2), AX
 
 ksh2:
 	CMPQ R9, $2
@@ -401,6 +488,19 @@ ksh2:
 	PF8(8192)
 	WIDEN16
 	QSTART
+
+ksh2quad:
+	CMPQ CX, $4
+	JL ksh2rest
+	KQUAD128
+	ADDQ $2048, R11
+	LEAQ (R13)(R12*4), R13
+	SUBQ $4, CX
+	JMP ksh2quad
+
+ksh2rest:
+	TESTQ CX, CX
+	JZ ksh2next
 
 ksh2q:
 	VMOVUPS 0(R11), Z16
@@ -447,6 +547,8 @@ ksh2q:
 	ADDQ R12, R13
 	DECQ CX
 	JNZ ksh2q
+
+ksh2next:
 	ADDQ $512, DI
 	ADDQ $8, R10
 	SUBQ $2, R9
