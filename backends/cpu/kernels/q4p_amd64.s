@@ -153,17 +153,13 @@
 	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
 
 // Q4PDIST sets R9 to the decode kernel's prefetch distance in bytes, |pf|
-// (PREFETCHNTA where pf > 0, PREFETCHT0 where pf < 0) or QPF where pf is
-// 0 (PREFETCHT0), and R10, the next line to prefetch, that far past the
-// first row (R13).
+// (PREFETCHNTA where pf > 0, else PREFETCHT0), and R10, the next line to
+// prefetch, that far past the first row (R13).
 #define Q4PDIST \
 	MOVQ pf+48(FP), R9 \
 	MOVQ R9, AX \
 	NEGQ AX \
 	CMOVQGT AX, R9 \
-	MOVQ $QPF, AX \
-	TESTQ R9, R9 \
-	CMOVQEQ AX, R9 \
 	LEAQ (R13)(R9*1), R10
 
 // P16TAILPAIR runs the short groups of t <= 8 lanes (t in AX) of the row
@@ -319,8 +315,7 @@ lend: \
 // one vector (P16TAILPAIR: BenchmarkQRowsK l2 K768 52 → 55–57 GB/s, 4
 // alternating rounds). Each weight line is prefetched once, |pf| bytes
 // ahead (ROWPF; for a pair, that far past the second row), with
-// PREFETCHNTA where pf > 0 (PrefetchStream), else PREFETCHT0 (pf < 0;
-// QPF ahead where pf is 0).
+// PREFETCHNTA where pf > 0 (PrefetchStream), else PREFETCHT0.
 TEXT ·dotQ4P512rows(SB), NOSPLIT, $0-56
 	P16CONSTS
 	MOVL $0xFF, AX
