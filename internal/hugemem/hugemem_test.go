@@ -91,11 +91,12 @@ func thpEligible(addr uintptr) (bool, error) {
 // TestSlabs: pieces are zeroed, writable, 64-byte aligned and disjoint;
 // a slab is unmapped only when its last piece is freed and it is full
 // (checked by writing to the other pieces after frees), and a large piece
-// gets its own mapping.
+// gets its own mapping. The slabs are small here (16 huge pages), so that
+// pieces fill several.
 func TestSlabs(t *testing.T) {
-	var a Slabs
+	a := Slabs{Size: 16 * PageSize}
 	var ps []*Piece
-	sizes := []int{100, 5000, 1 << 20, 3 << 20, SlabSize/2 + 1, 7, 2 << 20, 6 << 20}
+	sizes := []int{100, 5000, 1 << 20, 3 << 20, a.Size/2 + 1, 7, 2 << 20, 6 << 20}
 	for round := 0; round < 3; round++ {
 		for _, n := range sizes {
 			p, err := a.Alloc(n)
