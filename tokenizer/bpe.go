@@ -11,10 +11,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 				continue
 			}
 		}
-		syms := mergeWord(w, func(_, l, r string) (float64, bool) {
-			rank, ok := t.ranks[pair{l, r}]
-			return float64(rank), ok
-		})
+		syms := mergeWord(w, t.bpeRank)
 		for _, s := range syms {
 			piece := w[s.start:s.end]
 			if id, ok := t.ids[piece]; ok {
@@ -33,4 +30,21 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// bpeRank is the merge rank of the adjacent symbols l and r, if a merge
+// joins them.
+func (t *Tokenizer) bpeRank(_, l, r string) (float64, bool) {
+	li, lok := t.ids[l]
+	ri, rok := t.ids[r]
+	if lok && rok {
+		if rank, ok := t.ranks[idPair(li, ri)]; ok {
+			return float64(rank), true
+		}
+	}
+	if t.textRanks != nil {
+		rank, ok := t.textRanks[pair{l, r}]
+		return float64(rank), ok
+	}
+	return 0, false
 }

@@ -32,14 +32,25 @@ type Tokenizer struct {
 
 	byteTok [256]int32 // SPM: the <0xXX> token of each byte, -1 if none
 
-	ranks    map[pair]int32 // BPE: merge rank of each pair
-	pre      []matcher      // BPE: pre-tokenizer stages
-	wholeTok bool           // BPE: a pre-token that is itself a token skips merging (llama3)
+	// BPE: the merge rank of each pair of tokens, by their ids (idPair),
+	// and by text for the merges whose sides are not both tokens.
+	ranks     map[uint64]int32
+	textRanks map[pair]int32
+	pre       []matcher // BPE: pre-tokenizer stages
+	wholeTok  bool      // BPE: a pre-token that is itself a token skips merging (llama3)
 
 	maxLen int // WPM: longest token text in bytes
 }
 
 type pair struct{ a, b string }
+
+// idPair is the key of the pair of tokens l, r in Tokenizer.ranks.
+func idPair(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
 
 // New builds a tokenizer from v. Defaults for absent metadata follow
 // llama.cpp: "llama" adds BOS and a space prefix, "bert" adds BOS (CLS) and
@@ -73,7 +84,7 @@ func New(v *Vocab) (*Tokenizer, error) {
 			return nil, err
 		}
 		t.pre, t.wholeTok = pre, wholeTok
-		t.ranks = make(map[pair]int32, len(v.Merges))
+		t.ranks = make(map[uint64]int32, len(v.Merges))
 		for i, m := range v.Merges {
 			// Split at the first space after the first byte, as llama.cpp does.
 			sp := -1
@@ -83,11 +94,29 @@ func New(v *Vocab) (*Tokenizer, error) {
 			if sp < 0 {
 				return nil, fmt.Errorf("tokenizer: merge %d %q has no space", i, m)
 			}
-			p := pair{m[:sp+1], m[sp+2:]}
-			if _, dup := t.ranks[p]; !dup {
-				t.ranks[p] = int32(i)
+			l, r := m[:sp+1], m[sp+2:]
+			li, lok := t.ids[l]
+			ri, rok := t.ids[r]
+			if !lok || !rok {
+				// A side outside the vocabulary (no well-formed vocabulary
+				// has one): ranked by text. Cloned, so that the merge
+				// strings are not kept.
+				if t.textRanks == nil {
+					t.textRanks = map[pair]int32{}
+				}
+				p := pair{strings.Clone(l), strings.Clone(r)}
+				if _, dup := t.textRanks[p]; !dup {
+					t.textRanks[p] = int32(i)
+				}
+				continue
+			}
+			if k := idPair(li, ri); !hasKey(t.ranks, k) {
+				t.ranks[k] = int32(i)
 			}
 		}
+		// The ranks hold what the merges said: the tokenizer need not keep
+		// their text (151k strings for Qwen2's vocabulary).
+		v.Merges = nil
 	case "bert":
 		t.kind = kindWPM
 		t.addBOS, t.addEOS = true, true

@@ -88,6 +88,14 @@ func nonNil(a []int32) []int32 {
 func TestByteLevelBPE(t *testing.T) {
 	gpt2 := bpeVocab("gpt-2").build(t)
 	llama3 := bpeVocab("llama-bpe").build(t)
+	// A merge may produce a piece that is not a token ("ca"), which a
+	// later merge ("ca t") joins into one that is: such merges are ranked
+	// by text, the rest by token ids.
+	odd := bpeVocab("gpt-2")
+	odd.v.Merges = append(odd.v.Merges, "c a", "ca t")
+	odd.add("cat", TypeNormal, 0)
+	oddTok := odd.build(t)
+	require.Len(t, odd.v.Merges, 11, "New keeps the caller's Vocab as it is")
 	for _, tc := range []struct {
 		name string
 		tok  *Tokenizer
@@ -106,6 +114,8 @@ func TestByteLevelBPE(t *testing.T) {
 		{"llama3 whole-word tokens", llama3, "hello world", []string{"hello", "Ġworld"}},
 		// 'é' is two bytes C3 A9, mapped to "Ã" and "©".
 		{"bytes", gpt2, "é", []string{"Ã", "©"}},
+		{"merge through a non-token", oddTok, "cat", []string{"cat"}},
+		{"no merge to a non-token", oddTok, "ca", []string{"c", "a"}},
 		{"control as text", gpt2, "<|endoftext|>", []string{"<", "|", "e", "n", "d", "o", "f", "t", "e", "x", "t", "|", ">"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
