@@ -61,6 +61,8 @@ func (k weightKey) srcRange() (uintptr, uintptr) { return k.src, k.src + uintptr
 // weightCopy: its memory is freed when it is collected.
 type weightCopy struct {
 	data []byte
+	// packedQ4: data is Q4_0 in the lane-packed layout (kernels.PackQ4Rows).
+	packedQ4 bool
 	// pf is how the decode kernels prefetch data (a kernels.Prefetch),
 	// set by the executors whose steps stream it (streamPrefetch).
 	pf atomic.Uint32
@@ -193,7 +195,7 @@ func sharedWeight(w []byte, key weightKey) *weightCopy {
 	copy(piece.B[key.N*rb:], w[key.N*rb:])
 	weightCopies.Add(1)
 	weightBytes.Add(int64(len(piece.B)))
-	c := &weightCopy{data: piece.B}
+	c := &weightCopy{data: piece.B, packedQ4: key.packQ4}
 	runtime.AddCleanup(c, func(piece *hugemem.Piece) {
 		weightBytes.Add(-int64(len(piece.B)))
 		piece.Free()
@@ -201,4 +203,23 @@ func sharedWeight(w []byte, key weightKey) *weightCopy {
 	weightCache.put(key, w, c)
 	mmapfile.Release(w) // the pages the runs' edges shared
 	return c
+}
+
+// liveCopy returns a live copy of the N×K weight w, as it is or Q4_0
+// packed, that a kernel made and holds, or nil: for a kernel that reads
+// only some rows of w (the token embedding of a model whose classifier
+// shares it) and should read them from the copy rather than fault the
+// file's pages back in.
+func liveCopy(w []byte, N, K int) *weightCopy {
+	if len(w) == 0 {
+		return nil
+	}
+	key := weightKey{src: uintptr(unsafe.Pointer(&w[0])), n: len(w), N: N, K: K}
+	weightMu.Lock()
+	defer weightMu.Unlock()
+	if c := weightCache.get(key); c != nil {
+		return c
+	}
+	key.packQ4 = true
+	return weightCache.get(key)
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -118,6 +119,77 @@ func TestWeightCopy(t *testing.T) {
 			require.Equal(t, int64(0), n0)
 			require.Equal(t, inPlace, copied)
 			require.Equal(t, inPlace, inHeap)
+		})
+	}
+}
+
+// TestQGatherReadsCopy: where a QMatMul kernel holds a copy of a table
+// mapped from a file (a classifier sharing the token embedding), QGather
+// reads its rows from the copy (seen by changing a byte of the copy),
+// unpacking packed Q4_0 rows, with the reference's bits.
+func TestQGatherReadsCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, c := range []struct {
+		dt   ir.DType
+		pack bool
+	}{{ir.Q8_0, false}, {ir.Float16, false}, {ir.Q4_0, false}, {ir.Q4_0, true}} {
+		t.Run(fmt.Sprint(c.dt, c.pack), func(t *testing.T) {
+			if c.pack && !kernels.Q4PackedSupported() {
+				t.Skip("no AVX-512 VNNI: Q4_0 weights are not packed here")
+			}
+			if !c.pack {
+				t.Setenv("WEFT_Q4PACK", "0")
+			}
+			const V, D = 37, 96 // D: three Q4_0 blocks, a short group
+			var w *ir.Tensor
+			if c.dt == ir.Float16 {
+				w = toHalf(randF32(r, V, D), c.dt)
+			} else {
+				var err error
+				w, err = quant.Quantize(randF32(r, V, D), c.dt)
+				require.NoError(t, err)
+			}
+			path := filepath.Join(t.TempDir(), "w.bin")
+			require.NoError(t, os.WriteFile(path, w.Data, 0o644))
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			data, unmap, err := mmapfile.Map(f)
+			require.NoError(t, err)
+			defer unmap()
+			mapped := &ir.Tensor{DType: w.DType, Shape: w.Shape, Data: data}
+			x := randF32(r, 1, 1, D)
+			mmIn := []*ir.Tensor{x, mapped}
+			mm, err := buildIntoForTest(node("QMatMul", nil, mmIn), mmIn, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 1, V})}, []bool{false, true})
+			require.NoError(t, err)
+			cp := liveCopy(data, V, D)
+			if cp == nil {
+				t.Skip("no copy of the mapped weight here (no transparent huge pages)")
+			}
+			require.Equal(t, c.pack, cp.packedQ4)
+
+			idx := ir.FromInt64([]int64{1, 4}, []int64{5, 0, 36, 5})
+			in := []*ir.Tensor{mapped, idx}
+			n := node("QGather", nil, in)
+			want := refRun(t, n, []*ir.Tensor{w, idx})[0]
+			got := ir.NewTensor(ir.Float32, want.Shape)
+			k, err := buildIntoForTest(n, in, []*ir.Tensor{got}, []bool{true})
+			require.NoError(t, err)
+			require.NoError(t, k(in, []*ir.Tensor{got}))
+			require.Equal(t, want.Float32s(), got.Float32s())
+
+			// Row 5's first two bytes, in both layouts its first block's
+			// scale (F16: its first element), zeroed in the copy only.
+			rb := len(data) / V
+			saved := [2]byte{cp.data[5*rb], cp.data[5*rb+1]}
+			cp.data[5*rb], cp.data[5*rb+1] = 0, 0
+			require.NoError(t, k(in, []*ir.Tensor{got}))
+			cp.data[5*rb], cp.data[5*rb+1] = saved[0], saved[1]
+			g, wv := got.Float32s(), want.Float32s()
+			require.Equal(t, float32(0), g[0], "row 5 read from the copy")
+			require.Equal(t, float32(0), g[3*D], "row 5 again")
+			require.Equal(t, wv[D:3*D], g[D:3*D], "rows 0 and 36 as they were")
+			runtime.KeepAlive(mm)
 		})
 	}
 }

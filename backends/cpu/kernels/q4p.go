@@ -82,19 +82,27 @@ func UnpackQ4Rows(p []byte, N, K int) ([]byte, error) {
 	if K%qBlock != 0 || N < 0 || K < 0 {
 		return nil, fmt.Errorf("kernels: UnpackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
 	}
+	out := make([]byte, N*(K/qBlock)*18)
+	return out, UnpackQ4RowsTo(out, p, N, K)
+}
+
+// UnpackQ4RowsTo is UnpackQ4Rows into dst (18·N·K/32 bytes).
+func UnpackQ4RowsTo(dst, p []byte, N, K int) error {
+	if K%qBlock != 0 || N < 0 || K < 0 {
+		return fmt.Errorf("kernels: UnpackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
+	}
 	nb := K / qBlock
 	rb := nb * 18
-	if len(p) < N*rb {
-		return nil, fmt.Errorf("kernels: UnpackQ4Rows: %d bytes cannot hold %d×%d q4_0 weights", len(p), N, K)
+	if len(p) < N*rb || len(dst) < N*rb {
+		return fmt.Errorf("kernels: UnpackQ4Rows: %d bytes in, %d out cannot hold %d×%d q4_0 weights", len(p), len(dst), N, K)
 	}
-	out := make([]byte, N*rb)
 	for n := 0; n < N; n++ {
-		src, dst := p[n*rb:(n+1)*rb], out[n*rb:(n+1)*rb]
+		src, out := p[n*rb:(n+1)*rb], dst[n*rb:(n+1)*rb]
 		for g0 := 0; g0 < nb; g0 += q4pGroup {
 			t := min(q4pGroup, nb-g0)
 			s := src[g0*18 : (g0+t)*18]
 			for b := 0; b < t; b++ {
-				blk := dst[(g0+b)*18 : (g0+b+1)*18]
+				blk := out[(g0+b)*18 : (g0+b+1)*18]
 				blk[0], blk[1] = s[2*b], s[2*b+1]
 				for j := 0; j < 4; j++ {
 					o := 2*t + j*4*t + 4*b
@@ -103,7 +111,7 @@ func UnpackQ4Rows(p []byte, N, K int) ([]byte, error) {
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // q4pRec is the bytes of one activation record of the packed layout:
