@@ -111,9 +111,14 @@ const lastLogitsSeq = 16
 
 // maxPrefillSeq caps the prefill graph length: a longer prompt runs in
 // chunks of it (llm.Model.Feed), so that the graph's activations — which
-// grow with its length — stay a few tens of MB, while each chunk is
-// still long enough for the matrix kernels to run at full speed.
-const maxPrefillSeq = 256
+// grow with its length — stay at about 10 MB, while each chunk is still
+// long enough for the matrix kernels to run at full speed. Measured with
+// weft bench (a 1920-token prompt, two threads, two rounds each), 128
+// beat both 256 and 64: prefill tok/s of Qwen2-0.5B Q4_0 419–444 (256),
+// 456–457 (128), 412–425 (64); Qwen2 F16 230–240, 244–258, 227–233;
+// Llama-110M Q4_0 1154–1221, 1347–1419, 1152–1161; and the peak RSS at
+// 128 is 6–10 MB under 256's (Qwen2: 11 MB).
+const maxPrefillSeq = 128
 
 // prefillBucket is the smallest power of two ≥ n (at least 2), capped at
 // capacity and at maxPrefillSeq: the prefill graph size for an n-token
