@@ -27,7 +27,8 @@
 # ("PRESET:TYPE ..."), BENCH_LLM_PREFILL (128), BENCH_LLM_DECODE (64),
 # BENCH_LLM_REPEAT (3: runs per row, the report keeps the best),
 # BENCH_LLM_CTX (2048, the memory check's cache), BENCH_LLM_MEM
-# ("llama-110m:q4_0"; empty skips the memory check), BENCH_ONLY (sections to
+# ("llama-110m:q4_0 qwen2-0.5b:q4_0"; with BENCH_LLM_BIG=1 also qwen2-0.5b in
+# q8_0 and f16; empty skips the memory check), BENCH_ONLY (sections to
 # run, e.g. "llm" or "models,gemm"; of models, llm, gemm, numpy; default all),
 # BENCH_OUT (bench/results) and BENCH_DOC (docs/performance.md): where the
 # results file and the page go (a trial run can point them elsewhere).
@@ -53,7 +54,9 @@ LLM_MODELS=${BENCH_LLM_MODELS:-llama-110m:q4_0 llama-110m:q8_0 llama-110m:f16 qw
 LLM_PREFILL=${BENCH_LLM_PREFILL:-128}
 LLM_DECODE=${BENCH_LLM_DECODE:-64}
 LLM_CTX=${BENCH_LLM_CTX:-2048}
-LLM_MEM=${BENCH_LLM_MEM-llama-110m:q4_0}
+LLM_MEM_DEFAULT="llama-110m:q4_0 qwen2-0.5b:q4_0"
+[ "${BENCH_LLM_BIG:-0}" = 1 ] && LLM_MEM_DEFAULT="$LLM_MEM_DEFAULT qwen2-0.5b:q8_0 qwen2-0.5b:f16"
+LLM_MEM=${BENCH_LLM_MEM-$LLM_MEM_DEFAULT}
 LLM_REPEAT=${BENCH_LLM_REPEAT:-3}
 LLM_SEED=1
 
