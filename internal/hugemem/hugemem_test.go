@@ -2,6 +2,7 @@ package hugemem
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -132,4 +133,37 @@ func TestSlabs(t *testing.T) {
 	if p, err := a.Alloc(0); err != nil || len(p.B) != 0 {
 		t.Fatalf("Alloc(0) = %v, %v", p, err)
 	}
+}
+
+// TestSlabsFallback: where a slab of Size is refused, Alloc cuts pieces
+// from slabs of fallbackSlab bytes instead; a piece too large for those
+// fails with the refusal.
+func TestSlabsFallback(t *testing.T) {
+	refused := errors.New("refused")
+	defer func(m func(int) ([]byte, error)) { mapSlab = m }(mapSlab)
+	mapSlab = func(n int) ([]byte, error) {
+		if n > fallbackSlab {
+			return nil, refused
+		}
+		return mapAnon(n)
+	}
+	a := Slabs{Size: 4 * fallbackSlab}
+	p, err := a.Alloc(5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.cur.mem) != fallbackSlab || len(p.B) != 5000 {
+		t.Fatalf("a piece of %d bytes in a slab of %d, want 5000 in %d", len(p.B), len(a.cur.mem), fallbackSlab)
+	}
+	// The first fills most of the fallback slab; the second needs a new
+	// slab, which only one of Size could hold.
+	big, err := a.Alloc(fallbackSlab/2 + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Alloc(fallbackSlab/2 + 1); !errors.Is(err, refused) {
+		t.Fatalf("a piece larger than half a fallback slab: %v, want the refusal", err)
+	}
+	big.Free()
+	p.Free()
 }

@@ -71,7 +71,12 @@ func (a *Slabs) Alloc(n int) (*Piece, error) {
 	}
 	need := (n + 63) &^ 63
 	if a.cur == nil || a.cur.used+need > len(a.cur.mem) {
-		mem, err := mapAnon(size)
+		mem, err := mapSlab(size)
+		if err != nil && size > fallbackSlab && n <= fallbackSlab/2 {
+			// Where address space is committed as it is mapped
+			// (vm.overcommit_memory=2), a smaller slab may still fit.
+			mem, err = mapSlab(fallbackSlab)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +121,12 @@ func (p *Piece) Free() {
 		}
 	}
 }
+
+// mapSlab maps a slab (a variable for tests).
+var mapSlab = mapAnon
+
+// fallbackSlab is the slab Alloc maps where a slab of Size is refused.
+const fallbackSlab = 16 * PageSize
 
 // roundUp rounds n up to whole huge pages.
 func roundUp(n int) int { return (n + PageSize - 1) &^ (PageSize - 1) }
