@@ -358,3 +358,32 @@ func TestTextStream(t *testing.T) {
 	require.NoError(t, s.flush())
 	require.Equal(t, "xé\xe2", out.String())
 }
+
+// TestTextStreamLong: a generation many windows long (streamWindow) is
+// written exactly as decoding it whole after its context gives it, with
+// characters of two to four bytes split over byte tokens across the
+// window's moves.
+func TestTextStreamLong(t *testing.T) {
+	v, err := tokenizer.LoadGGUFVocab(tinyGGUF(t, "f32"))
+	require.NoError(t, err)
+	tok, err := tokenizer.New(v)
+	require.NoError(t, err)
+	ctx := tok.Encode("Once upon a time", true, false)
+	text := strings.Repeat("The café’s owner said: «voilà» 🦙 and smiled. ", 12)
+	gen := tok.Encode(text, false, false)
+	require.Greater(t, len(gen), 8*streamWindow)
+	full, err := tok.Decode(append(slices.Clone(ctx), gen...), false)
+	require.NoError(t, err)
+	base, err := tok.Decode(ctx, false)
+	require.NoError(t, err)
+	want := strings.TrimPrefix(full, base)
+	var out bytes.Buffer
+	s := newTextStream(tok, &out, ctx)
+	for _, id := range gen {
+		require.NoError(t, s.add(id))
+		require.True(t, strings.HasPrefix(want, out.String()), "after %d bytes: %q is not a prefix", out.Len(), out.String())
+		require.Less(t, len(s.seg), 3*streamWindow, "the window moves on")
+	}
+	require.NoError(t, s.flush())
+	require.Equal(t, want, out.String())
+}
