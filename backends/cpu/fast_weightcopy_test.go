@@ -80,23 +80,8 @@ func TestWeightCopy(t *testing.T) {
 		t.Run(dt.String(), func(t *testing.T) {
 			const M, N, K = 3, 40, 256
 			x := randF32(r, 1, M, K)
-			var w *ir.Tensor
-			if dt == ir.Float16 {
-				w = toHalf(randF32(r, N, K), dt)
-			} else {
-				var err error
-				w, err = quant.Quantize(randF32(r, N, K), dt)
-				require.NoError(t, err)
-			}
-			path := filepath.Join(t.TempDir(), "w.bin")
-			require.NoError(t, os.WriteFile(path, w.Data, 0o644))
-			f, err := os.Open(path)
-			require.NoError(t, err)
-			defer f.Close()
-			data, unmap, err := mmapfile.Map(f)
-			require.NoError(t, err)
-			defer unmap()
-			mapped := &ir.Tensor{DType: w.DType, Shape: w.Shape, Data: data}
+			w, mapped := mappedWeight(t, r, dt, N, K)
+			data := mapped.Data
 			run := func(w *ir.Tensor) ([]float32, int64) {
 				in := []*ir.Tensor{x, w}
 				n := node("QMatMul", nil, in)
@@ -141,23 +126,8 @@ func TestQGatherReadsCopy(t *testing.T) {
 				t.Setenv("WEFT_Q4PACK", "0")
 			}
 			const V, D = 37, 96 // D: three Q4_0 blocks, a short group
-			var w *ir.Tensor
-			if c.dt == ir.Float16 {
-				w = toHalf(randF32(r, V, D), c.dt)
-			} else {
-				var err error
-				w, err = quant.Quantize(randF32(r, V, D), c.dt)
-				require.NoError(t, err)
-			}
-			path := filepath.Join(t.TempDir(), "w.bin")
-			require.NoError(t, os.WriteFile(path, w.Data, 0o644))
-			f, err := os.Open(path)
-			require.NoError(t, err)
-			defer f.Close()
-			data, unmap, err := mmapfile.Map(f)
-			require.NoError(t, err)
-			defer unmap()
-			mapped := &ir.Tensor{DType: w.DType, Shape: w.Shape, Data: data}
+			w, mapped := mappedWeight(t, r, c.dt, V, D)
+			data := mapped.Data
 			x := randF32(r, 1, 1, D)
 			mmIn := []*ir.Tensor{x, mapped}
 			mm, err := buildIntoForTest(node("QMatMul", nil, mmIn), mmIn, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{1, 1, V})}, []bool{false, true})
@@ -192,4 +162,27 @@ func TestQGatherReadsCopy(t *testing.T) {
 			runtime.KeepAlive(mm)
 		})
 	}
+}
+
+// mappedWeight returns a random N×K weight of dt (F16 or a quantized
+// type) in Go memory and the same bytes mapped from a file, unmapped when
+// the test ends.
+func mappedWeight(t *testing.T, r *rand.Rand, dt ir.DType, N, K int64) (w, mapped *ir.Tensor) {
+	t.Helper()
+	if dt == ir.Float16 {
+		w = toHalf(randF32(r, N, K), dt)
+	} else {
+		var err error
+		w, err = quant.Quantize(randF32(r, N, K), dt)
+		require.NoError(t, err)
+	}
+	path := filepath.Join(t.TempDir(), "w.bin")
+	require.NoError(t, os.WriteFile(path, w.Data, 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	data, unmap, err := mmapfile.Map(f)
+	require.NoError(t, err)
+	t.Cleanup(func() { unmap() })
+	return w, &ir.Tensor{DType: w.DType, Shape: w.Shape, Data: data}
 }
