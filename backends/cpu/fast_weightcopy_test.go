@@ -37,14 +37,20 @@ func TestQ4Pack(t *testing.T) {
 			in := []*ir.Tensor{x, w}
 			n := node("QMatMul", nil, in)
 			want := refRun(t, n, []*ir.Tensor{q8Round(x), w})[0]
+			// The kernels built are kept alive to the end: a packing is
+			// shared while a kernel holds it, and a garbage collection
+			// may free it as soon as none does.
+			var kept []any
 			build := func() *ir.Tensor {
 				got := ir.NewTensor(ir.Float32, want.Shape)
 				k, err := buildIntoForTest(n, in, []*ir.Tensor{got}, []bool{false, true})
 				require.NoError(t, err)
 				require.NotNil(t, k)
 				require.NoError(t, k(in, []*ir.Tensor{got}))
+				kept = append(kept, k)
 				return got
 			}
+			defer runtime.KeepAlive(&kept)
 			c0 := weightCopies.Load()
 			packed := build()
 			require.Equal(t, c0+1, weightCopies.Load(), "one packing")
