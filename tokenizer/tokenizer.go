@@ -47,11 +47,6 @@ type pair struct{ a, b string }
 // idPair is the key of the pair of tokens l, r in Tokenizer.ranks.
 func idPair(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
 
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
-}
-
 // New builds a tokenizer from v. Defaults for absent metadata follow
 // llama.cpp: "llama" adds BOS and a space prefix, "bert" adds BOS (CLS) and
 // EOS (SEP), "gpt2" adds nothing.
@@ -110,8 +105,8 @@ func New(v *Vocab) (*Tokenizer, error) {
 				}
 				continue
 			}
-			if k := idPair(li, ri); !hasKey(t.ranks, k) {
-				t.ranks[k] = int32(i)
+			if _, dup := t.ranks[idPair(li, ri)]; !dup {
+				t.ranks[idPair(li, ri)] = int32(i)
 			}
 		}
 		// The ranks hold what the merges said: the tokenizer need not keep
