@@ -31,7 +31,7 @@ type llmBenchFlags struct {
 func addLLMBenchFlags(cmd *cobra.Command) *llmBenchFlags {
 	lf := &llmBenchFlags{}
 	f := cmd.Flags()
-	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill (in chunks of at most 256)")
+	f.IntVar(&lf.prefill, "prefill", 128, "language models: prompt tokens to prefill (in chunks of at most 128)")
 	f.IntVar(&lf.decode, "decode", 64, "language models: tokens to decode one at a time after the prefill")
 	f.IntVar(&lf.ctx, "ctx", 0, "language models: KV cache capacity (0: prefill + decode + 1)")
 	lf.kvType = kvTypeFlag(cmd)
