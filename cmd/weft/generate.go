@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -37,8 +38,9 @@ func newGenerateCmd() *cobra.Command {
 			"prompts), feed the prompt, sample and stream each token as it comes.\n" +
 			"A GGUF model's own tokenizer encodes the prompt text (-p) and decodes the\n" +
 			"output, which streams to stdout as text. With --ids (the only mode for .bin\n" +
-			"checkpoints, which carry no tokenizer) the prompt is comma-separated token\n" +
-			"ids (empty: BOS) and the output token ids, space-separated.\n" +
+			"checkpoints, which carry no tokenizer) the prompt is token ids separated by\n" +
+			"commas or spaces (empty: BOS; `weft tokenize` prints such a list) and the\n" +
+			"output token ids, space-separated.\n" +
 			"Timing metrics (time to first token, prefill and decode tok/s, peak RSS) go\n" +
 			"to stderr. Generation stops after -n tokens, at a stop token (--stop; by\n" +
 			"default the model's EOS, not printed), or when the context (--ctx) is full\n" +
@@ -193,8 +195,8 @@ func newGenerateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVarP(&n, "tokens", "n", 256, "the most tokens to generate")
 	f.BoolVar(&ids, "ids", false, "read and write token ids (always for llama2.c checkpoints)")
-	f.StringVarP(&prompt, "prompt", "p", "", "the prompt: text, or with --ids comma-separated token ids (empty: BOS)")
-	f.StringVar(&stop, "stop", "", "stop token ids, comma-separated; \"\" for none (default: the model's EOS; llama2.c: 1,2 — BOS starts a new story, EOS 2)")
+	f.StringVarP(&prompt, "prompt", "p", "", "the prompt: text, or with --ids token ids separated by commas or spaces (empty: BOS)")
+	f.StringVar(&stop, "stop", "", "stop token ids, separated by commas or spaces; \"\" for none (default: the model's EOS; llama2.c: 1,2 — BOS starts a new story, EOS 2)")
 	f.StringVar(&overflow, "overflow", "stop", "when the context is full: stop, or slide (drop the oldest tokens, re-prefill the newest half)")
 	f.IntVar(&ctxLen, "ctx", 0, "KV cache capacity in tokens (0: the model's context length)")
 	f.Float64Var(&sampler.Temperature, "temp", 0, "sampling temperature; 0 is greedy")
@@ -207,14 +209,11 @@ func newGenerateCmd() *cobra.Command {
 	return cmd
 }
 
-// parseIDs parses comma-separated token ids ("" is none).
+// parseIDs parses token ids separated by commas and/or white space ("" is
+// none), so that `weft tokenize`'s output can be a prompt as it is.
 func parseIDs(s string) ([]int32, error) {
 	var out []int32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 		v, err := strconv.ParseInt(part, 10, 32)
 		if err != nil || v < 0 {
 			return nil, fmt.Errorf("%q is not a token id", part)

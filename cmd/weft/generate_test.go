@@ -69,6 +69,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"generate", filepath.Join(dir, "missing.bin")}, "missing.bin"},
 		{[]string{"generate", trunc}, "bad.bin"},
 		{[]string{"generate", trunc, "-p", "1,x"}, `"x" is not a token id`},
+		{[]string{"generate", trunc, "-p", "1 -2"}, `"-2" is not a token id`},
 		{[]string{"generate", trunc, "-p", ""}, "bad.bin"},
 		{[]string{"generate", trunc, "-n", "0"}, "-n 0"},
 		{[]string{"generate", trunc, "--top-p", "3"}, "top-p"},
@@ -85,4 +86,34 @@ func TestGenerateErrors(t *testing.T) {
 	code, _, errOut = cli(t, "generate", storiesPath, "-p", "1,600")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "outside the vocabulary")
+}
+
+// TestParseIDs: a prompt of token ids takes commas, white space or both
+// (so `weft tokenize`'s output is a valid --ids prompt), and refuses
+// anything that is not a non-negative int32.
+func TestParseIDs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int32
+		err  string
+	}{
+		{"", nil, ""},
+		{" \n", nil, ""},
+		{"1,2,3", []int32{1, 2, 3}, ""},
+		{"1 2 3", []int32{1, 2, 3}, ""},
+		{"1, 2,,3\n", []int32{1, 2, 3}, ""},
+		{"\t0\t2147483647 ", []int32{0, 2147483647}, ""},
+		{"1 x", nil, `"x" is not a token id`},
+		{"-1", nil, `"-1" is not a token id`},
+		{"2147483648", nil, `"2147483648" is not a token id`},
+		{"1;2", nil, `"1;2" is not a token id`},
+	} {
+		got, err := parseIDs(tc.in)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
 }

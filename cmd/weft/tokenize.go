@@ -40,9 +40,9 @@ func newTokenizeCmd() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if decode {
-				ids, err := parseTokenIDs(text)
+				ids, err := parseIDs(text)
 				if err != nil {
-					return err
+					return fmt.Errorf("--decode: %w", err)
 				}
 				s, err := tok.Decode(ids, parseSpecial)
 				if err != nil {
@@ -64,18 +64,4 @@ func newTokenizeCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&parseSpecial, "parse-special", false, "match control tokens like <|im_start|> in the text (with --decode: print them)")
 	cmd.Flags().BoolVar(&decode, "decode", false, "TEXT is token ids (separated by spaces or commas): print their text")
 	return cmd
-}
-
-// parseTokenIDs reads token ids separated by spaces or commas.
-func parseTokenIDs(s string) ([]int32, error) {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
-	ids := make([]int32, len(fields))
-	for i, f := range fields {
-		n, err := strconv.ParseInt(f, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("--decode: token id %q: not an integer", f)
-		}
-		ids[i] = int32(n)
-	}
-	return ids, nil
 }

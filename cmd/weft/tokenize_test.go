@@ -109,7 +109,7 @@ func TestTokenize(t *testing.T) {
 
 	code, _, errOut = cli(t, "tokenize", path, "--decode", "1 x")
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, `token id "x"`)
+	require.Contains(t, errOut, `--decode: "x" is not a token id`)
 	code, _, errOut = cli(t, "tokenize", path, "--decode", "9999")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "out of range")
