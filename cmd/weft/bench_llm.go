@@ -111,10 +111,11 @@ type llmBenchResult struct {
 	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
 	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
 	// ReadAloneGBs is the fastest reader's median pass measured on its
-	// own between the two generations (membw.Measure: every reader, one
-	// after another), and ReadPlainGBs the plain Go loop's figure there (a
-	// STREAM-like read without vector loads or prefetch), for comparison
-	// with figures measured that way.
+	// own between the two generations (membw.MeasureWith, on the buffer
+	// the interleaved passes then read: every reader, one after another),
+	// and ReadPlainGBs the plain Go loop's figure there (a STREAM-like
+	// read without vector loads or prefetch), for comparison with figures
+	// measured that way.
 	ReadAloneGBs float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
 	ReadPlainGBs float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
 	// Speculative is the same generation with a draft (--draft).
@@ -218,11 +219,12 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 // separates with probe passes.
 const readSegments = 8
 
-// pairedBandwidth picks the fastest streaming reader (membw.Measure), then
-// runs a greedy generation of prompt with decode steps that runs one
-// probe pass with it before the first step, after every r.ReadEvery steps
-// and after the last (the passes run in the token callback, outside the
-// timed steps), and fills in the read bandwidth and decode's share of it.
+// pairedBandwidth picks the fastest streaming reader (membw.MeasureWith, on
+// the buffer its passes then read), then runs a greedy generation of
+// prompt with decode steps that runs one probe pass with it before the
+// first step, after every r.ReadEvery steps and after the last (the passes
+// run in the token callback, outside the timed steps), and fills in the
+// read bandwidth and decode's share of it.
 // The step right after a pass is not counted: the pass has just streamed
 // 256 MB through the caches (the weights and KV rows that the step would
 // find there after the previous step are gone) and left the pool's
@@ -240,7 +242,8 @@ const readSegments = 8
 // read at several times the bandwidth (a make bench run's Qwen2 row had
 // shares of 3.2 and 6.0); the faster pass can only lower a share.
 func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
-	alone := membw.Measure(threads)
+	probe := membw.NewProber(threads)
+	alone := membw.MeasureWith(probe)
 	for _, p := range alone {
 		if p.Reader == "go" {
 			r.ReadPlainGBs = p.GBs
@@ -252,8 +255,6 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	if !ok {
 		return fmt.Errorf("read probe: no reader %q", best.Reader)
 	}
-	probe := membw.NewProber(threads)
-	probe.Pass(reader)                        // warm-up
 	r.ReadEvery = max(2, decode/readSegments) // at least every other step counts
 	// passes[i] is pass i's time; stretch i holds the counted steps
 	// between passes i and i+1.
