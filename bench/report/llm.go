@@ -243,7 +243,7 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("prefetch, so the probe does too — on its median pass; *plain read* is the plain loop's\n")
 	p("figure, the STREAM-like kind of measurement) and runs the generation again with one pass\n")
 	p("of that reader over the same buffer before the first decode step, after every eighth and\n")
-	p("after the last (outside the timed steps): **read GB/s** is those passes' mean rate,\n")
+	p("after the last (outside the timed steps): **read GB/s** is those passes' median rate,\n")
 	p("*paired decode* that generation's decode tok/s over the steps that do not directly follow\n")
 	p("a pass (a pass sweeps 256 MB through the caches and lets the workers park: the step after\n")
 	p("it measures the probe, not decode). A run's share of the read is the median, over the stretches of steps\n")

@@ -78,7 +78,9 @@ type llmBenchResult struct {
 	// pass of the streaming read probe (ReadReader, membw's fastest reader
 	// on this machine, chosen by ReadAloneGBs's measurement) before its
 	// first decode step, after every ReadEvery steps and after its last,
-	// outside the timed steps. ReadGBs is those passes' mean rate and
+	// outside the timed steps. ReadGBs is those passes' median rate (a
+	// mean would follow the pass the host stalls now and then: single
+	// passes of 3–16 GB/s among 28–39 took one run's mean to 5) and
 	// PairedDecodeTokS that generation's decode rate over its PairedSteps
 	// steps that did not directly follow a pass (a pass streams 256 MB
 	// through the caches and lets the workers park, so the step after it
@@ -294,13 +296,11 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	if _, err := lm.model.Generate(ctx, prompt, llm.Options{MaxTokens: decode + 1, OnStep: onStep}, emit); err != nil {
 		return fmt.Errorf("generation with read probes: %w", err)
 	}
-	var probeTime, stepTime time.Duration
-	for _, d := range passes {
-		probeTime += d
-	}
+	var stepTime time.Duration
 	r.ReadPasses = len(passes)
-	r.ReadGBs = probe.GBs(probeTime / time.Duration(len(passes)))
-	r.ReadBestGBs = probe.GBs(slices.Min(passes))
+	sorted := slices.Sorted(slices.Values(passes))
+	r.ReadGBs = probe.GBs(sorted[len(sorted)/2])
+	r.ReadBestGBs = probe.GBs(sorted[0])
 	weightGB := float64(r.WeightBytes) / 1e9
 	for i, st := range stretches {
 		if st.steps == 0 || i+1 >= len(passes) {
