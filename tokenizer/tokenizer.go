@@ -105,8 +105,9 @@ func New(v *Vocab) (*Tokenizer, error) {
 				}
 				continue
 			}
-			if _, dup := t.ranks[idPair(li, ri)]; !dup {
-				t.ranks[idPair(li, ri)] = int32(i)
+			k := idPair(li, ri)
+			if _, dup := t.ranks[k]; !dup {
+				t.ranks[k] = int32(i)
 			}
 		}
 		// The ranks hold what the merges said: the tokenizer need not keep
