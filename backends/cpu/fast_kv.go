@@ -302,11 +302,12 @@ func (j *kvAttnJob) Task(w, t int) {
 	krb, vrb := int(j.dt.Bytes(int64(D))), int(j.dt.Bytes(int64(Dv)))
 	// The cache rows between this head's and the next task's, where this
 	// worker runs it next (0 where it shares this KV head or goes to
-	// another worker): the f16 kernels prefetch the next head's rows
-	// with this head's, so that a worker streams its heads' short runs
-	// of keys and values without starting each one cold.
+	// another worker, or where the head's rows are too many): the f16
+	// kernels prefetch the next head's rows with this head's, so that a
+	// worker streams its heads' short runs of keys and values without
+	// starting each one cold.
 	ahead := 0
-	if half && j.nextHere(t) {
+	if half && j.nextHere(t) && (int(last)+1)*(krb+vrb) <= kvAheadBytes {
 		ahead = (b*j.Hkv + (h+1)/(j.H/j.Hkv) - kvh) * P
 	}
 	// This head's first tile at once (the next head's, as this one ends).
@@ -363,6 +364,18 @@ func (j *kvAttnJob) Task(w, t int) {
 // kvPFRows is how many rows ahead of its loads an f16 kernel prefetches a
 // cache stream (KVPFS in fast_kv_amd64.s).
 const kvPFRows = 32
+
+// kvAheadBytes is the most bytes of keys and values a head's rows may
+// take for its task to prefetch the next head's along with them. The
+// next head's rows then arrive a whole head early; where they are many,
+// they no longer wait in the caches until they are read but push out
+// the rows being read, which are fetched again. Llama-110M Q4_0 decode
+// at 1,900–1,920 positions (480 KB of f16 keys and values a head) took a
+// median 3565 µs a token with the next head prefetched and 2933–3088
+// without (two threads; 6733 against 5680–5733 on one; in-process
+// rounds alternating the two); at 150–520 positions (up to 130 KB a
+// head) the two ran alike, within the noise.
+const kvAheadBytes = 64 << 10
 
 // A head's decode attention reads short streams: its keys, then its
 // values (at 192 positions a row of 64 f16 is 24 KB of each), then the
