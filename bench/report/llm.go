@@ -296,21 +296,23 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		}
 		if touched {
 			p("Peak RSS at a long context: the bound is the touched weights (the model file's pages\n")
-			p("resident after the run), plus the KV cache at the benchmark's capacity, plus 64 MiB.\n\n")
+			p("resident after the run), plus the KV cache at the benchmark's capacity, plus 64 MiB.\n")
 		} else {
 			p("Peak RSS at a long context: the bound is the weights a token reads, plus the KV cache at\n")
-			p("the benchmark's capacity, plus 64 MiB.\n\n")
+			p("the benchmark's capacity, plus 64 MiB.\n")
 		}
-		p("| model | type | threads | prefill + decode | KV cache | peak RSS | bound | |\n")
-		p("|---|---|---:|---:|---:|---:|---:|---|\n")
+		p("Decode tok/s there: each token reads the KV cache of every earlier position as well as\n")
+		p("the weights.\n\n")
+		p("| model | type | threads | prefill + decode | decode tok/s | KV cache | peak RSS | bound | |\n")
+		p("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, l := range mem {
 			if l.Weft == nil {
-				p("| %s | %s | %d | failed | | | | |\n", l.Model, l.Type, l.Threads)
+				p("| %s | %s | %d | failed | | | | | |\n", l.Model, l.Type, l.Threads)
 				continue
 			}
 			b := l.Weft
-			p("| %s | %s | %d | %d + %d in %d | %s (%s) | %s | %s | %s |\n", l.Model, l.Type, l.Threads, b.PrefillTokens, b.DecodeTokens,
-				b.Ctx, mb(b.KVBytes), b.KVType, mb(b.PeakRSS), mb(b.RSSBudget), withinBound(b))
+			p("| %s | %s | %d | %d + %d in %d | %s | %s (%s) | %s | %s | %s |\n", l.Model, l.Type, l.Threads, b.PrefillTokens, b.DecodeTokens,
+				b.Ctx, num(b.DecodeTokS), mb(b.KVBytes), b.KVType, mb(b.PeakRSS), mb(b.RSSBudget), withinBound(b))
 		}
 		p("\n")
 	}
