@@ -5,7 +5,6 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 
 // BenchmarkF16ReadShare is the f16 decode GEMV's streaming rate as a
 // share of the read probe's, the two measured turn about as in
-// BenchmarkQ4ReadShare: each round runs one HalfMatMul of one activation
+// BenchmarkQ4ReadShare (readShareRounds): each round runs one HalfMatMul of one activation
 // row over 256 MB of cold f16 weights on huge pages (rows of K, the
 // threads' pool splitting them as in a decode step), then one pass of the
 // probe (membw's AVX-512 reader over its own 256 MB, same threads); the
@@ -60,22 +59,7 @@ func BenchmarkF16ReadShare(b *testing.B) {
 				return time.Since(t0)
 			}
 			b.Run(fmt.Sprintf("K%d/t=%d", K, threads), func(b *testing.B) {
-				pass()
-				prev := probe.Pass(reader)
-				var shares, rates, read []float64
-				for b.Loop() {
-					d := pass()
-					next := probe.Pass(reader)
-					gbs := float64(rows*rb) / d.Seconds() / 1e9
-					shares = append(shares, gbs/probe.GBs(min(prev, next)))
-					rates = append(rates, gbs)
-					read = append(read, probe.GBs(next))
-					prev = next
-				}
-				med := func(x []float64) float64 { slices.Sort(x); return x[(len(x)-1)/2] }
-				b.ReportMetric(med(read), "read-GB/s")
-				b.ReportMetric(med(rates), "f16-GB/s")
-				b.ReportMetric(med(shares), "share")
+				readShareRounds(b, probe, reader, rows*rb, []string{"f16"}, func(int) time.Duration { return pass() })
 			})
 			piece.Free()
 		}

@@ -80,33 +80,46 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 				}
 				return time.Since(t0)
 			}
+			names := make([]string, len(modes))
+			for i, md := range modes {
+				names[i] = md.name
+			}
 			b.Run(fmt.Sprintf("K%d/t=%d", K, threads), func(b *testing.B) {
-				pass(modes[0])
-				probe.Pass(reader)
-				prev := probe.Pass(reader)
-				shares := make([][]float64, len(modes))
-				rates := make([][]float64, len(modes))
-				var read []float64
-				for b.Loop() {
-					for i, md := range modes {
-						k := pass(md)
-						next := probe.Pass(reader)
-						kg := float64(rows*rb) / k.Seconds() / 1e9
-						shares[i] = append(shares[i], kg/probe.GBs(min(prev, next)))
-						rates[i] = append(rates[i], kg)
-						read = append(read, probe.GBs(next))
-						prev = next
-					}
-				}
-				med := func(x []float64) float64 { slices.Sort(x); return x[(len(x)-1)/2] }
-				b.ReportMetric(med(read), "read-GB/s")
-				for i, md := range modes {
-					b.ReportMetric(med(rates[i]), md.name+"-GB/s")
-					b.ReportMetric(med(shares[i]), md.name+"-share")
-				}
+				readShareRounds(b, probe, reader, rows*rb, names, func(i int) time.Duration { return pass(modes[i]) })
 			})
 			piece.Free()
 		}
 		pool.Close()
+	}
+}
+
+// readShareRounds runs the rounds of a read-share benchmark: each round
+// runs pass(i) for every mode i in turn (names[i]), each pass followed by
+// one pass of the probe with reader, and reports each mode's median rate
+// (bytes a pass, in GB/s) and its median share of the faster of the probe
+// passes either side of it, and the probe's median rate.
+func readShareRounds(b *testing.B, probe *membw.Prober, reader membw.Reader, bytes int, names []string, pass func(i int) time.Duration) {
+	pass(0)
+	probe.Pass(reader)
+	prev := probe.Pass(reader)
+	shares := make([][]float64, len(names))
+	rates := make([][]float64, len(names))
+	var read []float64
+	for b.Loop() {
+		for i := range names {
+			d := pass(i)
+			next := probe.Pass(reader)
+			gbs := float64(bytes) / d.Seconds() / 1e9
+			shares[i] = append(shares[i], gbs/probe.GBs(min(prev, next)))
+			rates[i] = append(rates[i], gbs)
+			read = append(read, probe.GBs(next))
+			prev = next
+		}
+	}
+	med := func(x []float64) float64 { slices.Sort(x); return x[(len(x)-1)/2] }
+	b.ReportMetric(med(read), "read-GB/s")
+	for i, name := range names {
+		b.ReportMetric(med(rates[i]), name+"-GB/s")
+		b.ReportMetric(med(shares[i]), name+"-share")
 	}
 }
