@@ -205,35 +205,36 @@ func TestBenchLLM(t *testing.T) {
 	}
 	require.EqualValues(t, 16, r["decode_tokens"])
 	// The read probe's passes: before the first of the paired generation's
-	// 16 steps and after every second; the 8 steps right after a pass are
-	// not counted.
-	require.EqualValues(t, 9, r["read_bandwidth_passes"])
-	require.EqualValues(t, 2, r["read_bandwidth_every_steps"])
-	require.EqualValues(t, 8, r["paired_decode_steps"])
+	// 16 steps and after every fourth (16/8 = 2 steps would leave none
+	// counted); the 3 steps after each pass are not counted.
+	require.EqualValues(t, 5, r["read_bandwidth_passes"])
+	require.EqualValues(t, 4, r["read_bandwidth_every_steps"])
+	require.EqualValues(t, 3, r["paired_settle_steps"])
+	require.EqualValues(t, 4, r["paired_decode_steps"])
 	read, paired := r["read_bandwidth_gb_s"].(float64), r["paired_decode_tok_s"].(float64)
 	require.Greater(t, read, 0.0)
 	require.Greater(t, paired, 0.0)
 	require.GreaterOrEqual(t, r["read_bandwidth_best_gb_s"].(float64), read)
-	// The share is the median of the 8 stretches' (one step each: the
-	// lower middle of eight).
+	// The share is the median of the 4 stretches' (one step each: the
+	// lower middle of four).
 	var fr []float64
 	for _, f := range r["decode_bandwidth_fraction_stretches"].([]any) {
 		require.Greater(t, f.(float64), 0.0)
 		fr = append(fr, f.(float64))
 	}
-	require.Len(t, fr, 8)
+	require.Len(t, fr, 4)
 	slices.Sort(fr)
-	require.Equal(t, fr[3], r["decode_bandwidth_fraction"].(float64))
-	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4")
+	require.Equal(t, fr[1], r["decode_bandwidth_fraction"].(float64))
+	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "8")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "decode  4 tokens")
-	// 4 steps < 2·8 segments: a pass after every second step.
+	require.Contains(t, out, "decode  8 tokens")
+	// 8 steps: a pass after every fourth, the last of each four counted.
 	require.Contains(t, out, "read bandwidth between decode steps (3 passes of ")
-	require.Contains(t, out, "(the 2 steps not right after a pass)")
+	require.Contains(t, out, "(the 2 steps not among the 3 after each pass)")
 	require.Contains(t, out, "of the read bandwidth (median of the stretches between passes: ")
-	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "1")
+	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "3")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "no decode step to compare with")
+	require.Contains(t, out, "no decode step to compare with (each was among the 3 after a pass: --decode 4 or more)")
 	code, _, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "4", "--ctx", "5")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "--ctx 5")
