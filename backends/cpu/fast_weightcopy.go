@@ -17,11 +17,12 @@ import (
 // of their own on huge pages instead of the model file's 4 KiB pages,
 // made once when the kernel is built:
 //
-//   - Q4_0 weights, where the CPU runs the packed kernels (AVX-512 VNNI),
-//     are repacked (kernels.PackQ4Rows: one block per 32-bit lane), from
-//     a file mapping or from Go memory: the packed kernels do fewer than
-//     half the vector instructions, which took prefill of a 110M Llama
-//     from 780–1000 to 1090–1290 tok/s on one core.
+//   - Q4_0 weights, where the CPU runs the packed kernels (AVX-512 VNNI,
+//     or AVX2), are repacked (kernels.PackQ4Rows: one block per 32-bit
+//     lane), from a file mapping or from Go memory: the packed kernels do
+//     fewer than half the vector instructions, which took prefill of a
+//     110M Llama from 780–1000 to 1090–1290 tok/s on one core (AVX-512,
+//     Zen 5), and from 370–400 to 810–850 tok/s on two (AVX2, Zen 3).
 //   - Other weights are copied as they are, only from a file mapping and
 //     where transparent huge pages are available (hugemem.Available):
 //     the copy then replaces the file pages, which are released

@@ -26,7 +26,7 @@ import (
 // shares the first's packing.
 func TestQ4Pack(t *testing.T) {
 	if !kernels.Q4PackedSupported() {
-		t.Skip("no AVX-512 VNNI: Q4_0 weights are not packed here")
+		t.Skip("no AVX2 or AVX-512 VNNI: Q4_0 weights are not packed here")
 	}
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct{ M, N, K int }{{1, 70, 768}, {3, 33, 896}, {9, 130, 544}, {1, 5, 32}, {17, 64, 4864}} {
@@ -126,7 +126,7 @@ func TestQGatherReadsCopy(t *testing.T) {
 	}{{ir.Q8_0, false}, {ir.Float16, false}, {ir.Q4_0, false}, {ir.Q4_0, true}} {
 		t.Run(fmt.Sprint(c.dt, c.pack), func(t *testing.T) {
 			if c.pack && !kernels.Q4PackedSupported() {
-				t.Skip("no AVX-512 VNNI: Q4_0 weights are not packed here")
+				t.Skip("no AVX2 or AVX-512 VNNI: Q4_0 weights are not packed here")
 			}
 			if !c.pack {
 				t.Setenv("WEFT_Q4PACK", "0")

@@ -55,3 +55,21 @@ lnta: \
 
 // ROWPFINIT points ROWPF at QPF bytes past the first row (R13).
 #define ROWPFINIT LEAQ QPF(R13), R10
+
+// ROWPF1 is ROWPF with the kernel's prefetch hint and distance (pf+48(FP),
+// R9), for the packed Q4_0 decode kernels (q4p_amd64.s, q4p_avx2_amd64.s:
+// the row at R13, the row bytes in BX).
+#define ROWPF1(lnta, lloop, ldone) \
+	LEAQ (R13)(BX*1), DX \
+	ADDQ R9, DX \
+	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
+
+// Q4PDIST sets R9 to the decode kernel's prefetch distance in bytes, |pf|
+// (PREFETCHNTA where pf > 0, else PREFETCHT0), and R10, the next line to
+// prefetch, that far past the first row (R13).
+#define Q4PDIST \
+	MOVQ pf+48(FP), R9 \
+	MOVQ R9, AX \
+	NEGQ AX \
+	CMOVQGT AX, R9 \
+	LEAQ (R13)(R9*1), R10

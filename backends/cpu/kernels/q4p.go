@@ -194,14 +194,21 @@ func q4pActsGo(qs []int8, d []float32, nsum []int32, out []byte) {
 // prefetches its weights as pf says; the others do not prefetch.
 type q4pKernel func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, pf Prefetch)
 
-// q4pKernels holds the packed kernels for one, four and eight activation
-// rows where the CPU has them (q4p_amd64.go), else nils.
-var q4pKernels struct{ x1, x4, x8 q4pKernel }
+// q4pSet is the packed kernels of one ISA level for one, four and eight
+// activation rows; a nil x8 runs as two x4s.
+type q4pSet struct{ x1, x4, x8 q4pKernel }
+
+// q4pKernels holds each ISA level's packed kernels where the CPU has them
+// (q4p_amd64.go: AVX-512 with VNNI, AVX2), else nils.
+var q4pKernels [I8MM + 1]q4pSet
+
+// q4pNow returns the packed kernels of the current ISA level.
+func q4pNow() *q4pSet { return &q4pKernels[CurrentISA()] }
 
 // Q4PackedSupported reports whether the lane-packed Q4_0 kernels run at
-// the current ISA level (AVX-512 with VNNI); where they do not,
+// the current ISA level (AVX-512 with VNNI, or AVX2); where they do not,
 // PackQ4Rows' layout has no use.
-func Q4PackedSupported() bool { return q4pKernels.x1 != nil && CurrentISA() >= AVX512 }
+func Q4PackedSupported() bool { return q4pNow().x1 != nil }
 
 // q4pCheck reports whether a packed kernel call for R activation rows
 // has work, and panics if its operands are shorter than the assembly
@@ -227,14 +234,14 @@ func q4pCheck(R, nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, 
 // one-row kernel (decode) prefetches the weights; it changes no result.
 func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int, pf Prefetch) error {
 	if !Q4PackedSupported() {
-		return fmt.Errorf("kernels: packed q4_0 matmul: %w on this CPU (wants AVX-512 VNNI)", ir.ErrUnsupported)
+		return fmt.Errorf("kernels: packed q4_0 matmul: %w at ISA %s (wants AVX2 or AVX-512 VNNI)", ir.ErrUnsupported, CurrentISA())
 	}
 	rb, done, err := qMatMulArgs("QMatMulQ4Packed", ir.Q4_0, w, N, x, y, ldy)
 	if done || err != nil {
 		return err
 	}
 	j := q4pJobPool.Get().(*q4pJob)
-	*j = q4pJob{w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
+	*j = q4pJob{ks: q4pNow(), w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
 	j.ld = q4pRecs(j.nb) * q4pRec
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunStream((N+j.rows-1)/j.rows, j)
@@ -245,6 +252,7 @@ func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32,
 
 // q4pJob is one QMatMulQ4Packed: tasks of rows weight rows.
 type q4pJob struct {
+	ks        *q4pSet
 	w         []byte
 	rb, nb    int
 	N, M      int
@@ -261,21 +269,21 @@ var q4pJobPool = sync.Pool{New: func() any { return new(q4pJob) }}
 // row: tiles of eight, then four, then one at a time.
 func (j *q4pJob) Task(_, t int) {
 	n0, n1 := t*j.rows, min(j.N, (t+1)*j.rows)
-	q4pRun(j.w[n0*j.rb:n1*j.rb], n1-n0, j.nb, j.rb, j.M, j.lay, j.ld, j.y[n0:], j.ldy, j.pf)
+	j.ks.run(j.w[n0*j.rb:n1*j.rb], n1-n0, j.nb, j.rb, j.M, j.lay, j.ld, j.y[n0:], j.ldy, j.pf)
 }
 
-// q4pRun runs nr weight rows (rb bytes apart) against M activation rows
-// of records (ld bytes apart) into y (leading dimension ldy).
-func q4pRun(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float32, ldy int, pf Prefetch) {
+// run runs nr weight rows (rb bytes apart) against M activation rows of
+// records (ld bytes apart) into y (leading dimension ldy).
+func (ks *q4pSet) run(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float32, ldy int, pf Prefetch) {
 	m := 0
-	for ; m+8 <= M; m += 8 {
-		q4pKernels.x8(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
+	for ; ks.x8 != nil && m+8 <= M; m += 8 {
+		ks.x8(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 	for ; m+4 <= M; m += 4 {
-		q4pKernels.x4(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
+		ks.x4(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 	for ; m < M; m++ {
-		q4pKernels.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
+		ks.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 }
 
@@ -288,12 +296,6 @@ func (r *QRows) InitQ4Packed(x *QuantizedActs) bool {
 		return false
 	}
 	nb := x.K / qBlock
-	*r = QRows{rows: q4pRows, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
+	*r = QRows{q4p: q4pNow().x1, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
 	return true
-}
-
-// q4pRows is the packed one-row kernel as a qGroupRows (ng: blocks per
-// row).
-func q4pRows(nr, nb int, w []byte, rb int, lay []byte, y []float32, pf Prefetch) {
-	q4pKernels.x1(nr, nb, w, rb, lay, len(lay), y, nr, pf)
 }

@@ -12,6 +12,12 @@ func dotQ4P512x4rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *floa
 func dotQ4P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 
 //go:noescape
+func dotQ4PAVX2rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int, masks *uint32)
+
+//go:noescape
+func dotQ4PAVX2x4rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int, masks *uint32)
+
+//go:noescape
 func q4pActsAVX512(qs *int8, d *float32, nsum *int32, nb int, out *byte, idx *int32)
 
 // q4pGatherIdx is q4pActsAVX512's gather indices: block i's codes start
@@ -44,26 +50,65 @@ func init() {
 			q4pActsAVX512(&qs[0], &d[0], &nsum[0], nb, &out[0], &q4pGatherIdx[0])
 		}
 	}
+	if BestISA() >= AVX2 {
+		q4pKernels[AVX2] = q4pSet{
+			// PREFETCHT0 whatever pf says, as the GGUF layout's AVX2
+			// kernel: on a Zen 3 guest (AVX2, 32 MiB L3), PREFETCHNTA made
+			// the decode of a 110M Q4_0 model 4–5% slower at two threads
+			// than the GGUF kernel, and PREFETCHT0 1.5% faster (two
+			// instances alternating, 32 stretches of 16 steps each).
+			x1: func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
+				if q4pCheck(1, nr, nb, w, rb, lay, ld, y, ldy) {
+					dotQ4PAVX2rows(nr, nb, &w[0], rb, &lay[0], &y[0], -q4pKeepAhead, &q4pAVX2Masks[nb%q4pGroup][0])
+				}
+			},
+			x4: func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
+				if q4pCheck(4, nr, nb, w, rb, lay, ld, y, ldy) {
+					dotQ4PAVX2x4rows(nr, nb, &w[0], rb, &lay[0], ld, &y[0], ldy, &q4pAVX2Masks[nb%q4pGroup][0])
+				}
+			},
+		}
+	}
 	if BestISA() < AVX512 || !hasVNNI {
 		return
 	}
-	q4pKernels.x1 = func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, pf Prefetch) {
-		if q4pCheck(1, nr, nb, w, rb, lay, ld, y, ldy) {
-			dist := -q4pKeepAhead // PREFETCHT0
-			if pf == PrefetchStream {
-				dist = q4pStreamAhead // PREFETCHNTA
+	q4pKernels[AVX512] = q4pSet{
+		x1: func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, pf Prefetch) {
+			if q4pCheck(1, nr, nb, w, rb, lay, ld, y, ldy) {
+				dotQ4P512rows(nr, nb, &w[0], rb, &lay[0], &y[0], q4pDist(pf))
 			}
-			dotQ4P512rows(nr, nb, &w[0], rb, &lay[0], &y[0], dist)
-		}
-	}
-	q4pKernels.x4 = func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
-		if q4pCheck(4, nr, nb, w, rb, lay, ld, y, ldy) {
-			dotQ4P512x4rows(nr, nb, &w[0], rb, &lay[0], ld, &y[0], ldy)
-		}
-	}
-	q4pKernels.x8 = func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
-		if q4pCheck(8, nr, nb, w, rb, lay, ld, y, ldy) {
-			dotQ4P512x8rows(nr, nb, &w[0], rb, &lay[0], ld, &y[0], ldy)
-		}
+		},
+		x4: func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
+			if q4pCheck(4, nr, nb, w, rb, lay, ld, y, ldy) {
+				dotQ4P512x4rows(nr, nb, &w[0], rb, &lay[0], ld, &y[0], ldy)
+			}
+		},
+		x8: func(nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int, _ Prefetch) {
+			if q4pCheck(8, nr, nb, w, rb, lay, ld, y, ldy) {
+				dotQ4P512x8rows(nr, nb, &w[0], rb, &lay[0], ld, &y[0], ldy)
+			}
+		},
 	}
 }
+
+// q4pDist is the decode kernels' prefetch argument for pf: the distance
+// in bytes, positive for PREFETCHNTA (PrefetchStream), negative for
+// PREFETCHT0.
+func q4pDist(pf Prefetch) int {
+	if pf == PrefetchStream {
+		return q4pStreamAhead
+	}
+	return -q4pKeepAhead
+}
+
+// q4pAVX2Masks holds, for each t = nb%16, the AVX2 kernels' lane masks of
+// the short group's two halves: dword i of the first eight is set for
+// lanes i < min(t, 8), dword i of the second for lanes 8+i < t.
+var q4pAVX2Masks = func() (m [q4pGroup][q4pGroup]uint32) {
+	for t := range m {
+		for i := 0; i < t; i++ {
+			m[t][i] = ^uint32(0)
+		}
+	}
+	return m
+}()

@@ -145,23 +145,6 @@
 	ADDQ R9, DX \
 	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
 
-// ROWPF1 is ROWPF with the kernel's prefetch hint and distance (pf+48(FP),
-// R9).
-#define ROWPF1(lnta, lloop, ldone) \
-	LEAQ (R13)(BX*1), DX \
-	ADDQ R9, DX \
-	PFUPTOHINT(pf+48(FP), lnta, lloop, ldone)
-
-// Q4PDIST sets R9 to the decode kernel's prefetch distance in bytes, |pf|
-// (PREFETCHNTA where pf > 0, else PREFETCHT0), and R10, the next line to
-// prefetch, that far past the first row (R13).
-#define Q4PDIST \
-	MOVQ pf+48(FP), R9 \
-	MOVQ R9, AX \
-	NEGQ AX \
-	CMOVQGT AX, R9 \
-	LEAQ (R13)(R9*1), R10
-
 // P16TAILPAIR runs the short groups of t <= 8 lanes (t in AX) of the row
 // pair at SI and SI+BX in one vector, the first row's blocks in lanes
 // 0..7, the second's in 8..15, against the pair record after the short

@@ -20,7 +20,8 @@ import (
 // in turn, one pass of QMatMulQ4Packed over 256 MB of cold packed weights
 // (rows of K, one activation row, the threads' pool splitting them as in
 // a decode step) and then one pass of the probe (membw's plain AVX-512
-// reader over its own 256 MB, same threads). A mode's share is the median
+// reader, or its AVX2 one where the CPU has no AVX-512, over its own
+// 256 MB, same threads). A mode's share is the median
 // over rounds of its pass's rate against the faster of the probe passes
 // either side of it. On a shared host whose memory system changes state
 // from second to second, the shares of modes run in the same rounds
@@ -34,7 +35,10 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 	}
 	reader, ok := membw.ReaderNamed("avx512")
 	if !ok {
-		b.Skip("no avx512 reader")
+		reader, ok = membw.ReaderNamed("avx2")
+	}
+	if !ok {
+		b.Skip("no avx512 or avx2 reader")
 	}
 	type mode struct {
 		name  string

@@ -43,11 +43,23 @@ func TestPackQ4RowsRoundTrip(t *testing.T) {
 // activation rows M = 1..11 (the eight-, four- and one-row kernels and
 // their mixes). Every sum must also equal the one QRows computes for that
 // activation row alone (one summation order for any M), with the other
-// prefetch mode (which changes no result).
+// prefetch mode (which changes no result). It runs at every ISA level
+// that has packed kernels (AVX2; AVX-512 with VNNI).
 func TestQMatMulQ4Packed(t *testing.T) {
-	if !Q4PackedSupported() {
-		t.Skip("no AVX-512 VNNI: the packed q4_0 kernels do not run here")
+	ran := false
+	forEachISA(t, func(t *testing.T) {
+		if !Q4PackedSupported() {
+			t.Skipf("no packed q4_0 kernels at %v", CurrentISA())
+		}
+		ran = true
+		testQMatMulQ4Packed(t)
+	})
+	if !ran {
+		t.Skip("no AVX2 or AVX-512 VNNI: the packed q4_0 kernels do not run here")
 	}
+}
+
+func testQMatMulQ4Packed(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	pool := NewPool(3)
 	defer pool.Close()

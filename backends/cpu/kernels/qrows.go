@@ -14,8 +14,9 @@ import (
 // has just swept, cost a few percent of the step.
 type QRows struct {
 	rows qGroupRows
-	ng   int // records per row (blocks per row for the packed Q4_0 kernel)
-	rb   int // bytes per weight row
+	q4p  q4pKernel // the packed Q4_0 one-row kernel instead (InitQ4Packed)
+	ng   int       // records per row (blocks per row for the packed Q4_0 kernel)
+	rb   int       // bytes per weight row
 	lay  []byte
 	pf   Prefetch
 }
@@ -49,13 +50,17 @@ func (r *QRows) SetPrefetch(pf Prefetch) { r.pf = pf }
 
 // Run sets y[i] = weight row i · the activations for the nr rows of w.
 func (r *QRows) Run(w []byte, nr int, y []float32) error {
-	if r.rows == nil {
+	if r.rows == nil && r.q4p == nil {
 		return fmt.Errorf("kernels: QRows: not initialized")
 	}
 	if nr < 0 || len(w) < nr*r.rb || len(y) < nr {
 		return fmt.Errorf("kernels: QRows: %d rows of %d bytes from %d bytes into %d floats", nr, r.rb, len(w), len(y))
 	}
-	if nr > 0 {
+	switch {
+	case nr == 0:
+	case r.q4p != nil:
+		r.q4p(nr, r.ng, w, r.rb, r.lay, len(r.lay), y, nr, r.pf)
+	default:
 		r.rows(nr, r.ng, w, r.rb, r.lay, y, r.pf)
 	}
 	return nil
