@@ -22,11 +22,13 @@
 // whatever the number of activation rows (speculative decoding verifies
 // k tokens in one batch against one-token decoding).
 //
-// The short group (t = nb%16 lanes, chunks 4t bytes apart) loads its
-// codes with VPMASKMOVD under the lane masks of its halves (masks: 8
-// dwords for lanes 0..7, then 8 for lanes 8..15; q4pAVX2Masks), which
-// read nothing past the row; its scales load whole (16 bytes, inside the
-// row) and the lanes past t are cleared after the widening.
+// The short group (t = nb%16 lanes, chunks 4t bytes apart): a half of
+// fewer than eight lanes loads its codes with VPMASKMOVD under its lane
+// mask (masks: 8 dwords for lanes 0..7, then 8 for lanes 8..15;
+// q4pAVX2Masks), which reads nothing past the row; where t >= 8, half 0's
+// chunks end inside the row and load whole. The scales load whole (16
+// bytes, inside the row) and the lanes past t are cleared after the
+// widening (the bytes there may be any f16, infinities included).
 //
 // Constants: Y15 = 0x0F bytes, Y14 = 0x0001 words.
 
@@ -236,6 +238,61 @@
 	Q2X4CHUNK(192) \
 	Q2X4FINS(0)
 
+// Q2GROUPS runs a weight row's groups (SI: the row, DI: the first
+// record, CX: the full groups) for the kernels: FULL per full group, then
+// for the short group (t = nb%16 lanes) TAILM0 where t < 8 (half 0
+// masked), else TAIL0 (half 0 whole) and, where t > 8, TAILM1 (half 1
+// masked). It ends at label ldone.
+#define Q2GROUPS(FULL, TAILM0, TAIL0, TAILM1, lloop, ltail, lt8, ldone) \
+	TESTQ CX, CX \
+	JEQ ltail \
+lloop: \
+	FULL \
+	ADDQ $288, SI \
+	ADDQ $640, DI \
+	DECQ CX \
+	JNZ lloop \
+ltail: \
+	TESTQ $15, nb+8(FP) \
+	JEQ ldone \
+	Q2TAILADDR \
+	MOVQ nb+8(FP), CX \
+	ANDQ $15, CX \
+	CMPQ CX, $8 \
+	JGE lt8 \
+	TAILM0 \
+	JMP ldone \
+lt8: \
+	TAIL0 \
+	CMPQ CX, $8 \
+	JEQ ldone \
+	TAILM1 \
+ldone:
+
+// The one-row kernel's steps for Q2GROUPS, into Y11.
+#define Q2X1FULL Q2FULL(Y11)
+
+#define Q2X1TAILM0 \
+	Q2TAILHALF(0, 0, 0) \
+	Q2DOT(0, DI, Y11)
+
+#define Q2X1TAIL0 \
+	Q2TAILHALF0 \
+	Q2DOT(0, DI, Y11)
+
+#define Q2X1TAILM1 \
+	Q2TAILHALF(32, 16, 32) \
+	Q2DOT(32, DI, Y11)
+
+// The four-row kernel's steps for Q2GROUPS (and Q2X4HALF0), into Y8..Y11.
+#define Q2X4FULL \
+	Q2X4FULLHALF(0, 0, 0) \
+	Q2X4FULLHALF(32, 16, 32)
+
+#define Q2X4TAILM0 Q2X4TAILHALF(0, 0, 0, 0)
+
+#define Q2X4TAILM1 Q2X4TAILHALF(32, 16, 32, 32)
+
 // func dotQ4PAVX2rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int, masks *uint32)
 //
 // The decode GEMV's rows: y[i] = weight row i (rb bytes apart) · the
@@ -259,33 +316,7 @@ q2r_row:
 	MOVQ R13, SI
 	MOVQ lay+32(FP), DI
 	VXORPS Y11, Y11, Y11
-	TESTQ CX, CX
-	JEQ q2r_tail
-q2r_loop:
-	Q2FULL(Y11)
-	ADDQ $288, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ q2r_loop
-q2r_tail:
-	TESTQ $15, nb+8(FP)
-	JEQ q2r_done
-	Q2TAILADDR
-	MOVQ nb+8(FP), CX
-	ANDQ $15, CX
-	CMPQ CX, $8
-	JGE q2r_t8
-	Q2TAILHALF(0, 0, 0)
-	Q2DOT(0, DI, Y11)
-	JMP q2r_done
-q2r_t8:
-	Q2TAILHALF0
-	Q2DOT(0, DI, Y11)
-	CMPQ CX, $8
-	JEQ q2r_done
-	Q2TAILHALF(32, 16, 32)
-	Q2DOT(32, DI, Y11)
-q2r_done:
+	Q2GROUPS(Q2X1FULL, Q2X1TAILM0, Q2X1TAIL0, Q2X1TAILM1, q2r_loop, q2r_tail, q2r_t8, q2r_done)
 	Q2HSUM(Y11, X11, (R11))
 	ADDQ $4, R11
 	ADDQ BX, R13
@@ -320,31 +351,7 @@ q2x4_row:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	TESTQ CX, CX
-	JEQ q2x4_tail
-q2x4_loop:
-	Q2X4FULLHALF(0, 0, 0)
-	Q2X4FULLHALF(32, 16, 32)
-	ADDQ $288, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ q2x4_loop
-q2x4_tail:
-	TESTQ $15, nb+8(FP)
-	JEQ q2x4_done
-	Q2TAILADDR
-	MOVQ nb+8(FP), CX
-	ANDQ $15, CX
-	CMPQ CX, $8
-	JGE q2x4_t8
-	Q2X4TAILHALF(0, 0, 0, 0)
-	JMP q2x4_done
-q2x4_t8:
-	Q2X4HALF0
-	CMPQ CX, $8
-	JEQ q2x4_done
-	Q2X4TAILHALF(32, 16, 32, 32)
-q2x4_done:
+	Q2GROUPS(Q2X4FULL, Q2X4TAILM0, Q2X4HALF0, Q2X4TAILM1, q2x4_loop, q2x4_tail, q2x4_t8, q2x4_done)
 	MOVQ R11, BX
 	Q2HSUM(Y8, X8, (BX))
 	ADDQ R15, BX
