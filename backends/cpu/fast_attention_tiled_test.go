@@ -96,7 +96,7 @@ func attnCase(r *rand.Rand, v, sq, skv int) (name string, in []*ir.Tensor, attrs
 // threshold) against the reference kernel over query and key lengths with
 // every tail of several tile sizes, causal with Sq ≠ Skv, each mask form
 // (float and bool, broadcast along different axes, fully hidden rows),
-// grouped-query heads and Dv ≠ D, at every ISA level. The online softmax
+// grouped-query heads and Dv ≠ D, at every float ISA level. The online softmax
 // sums in another order than the reference (float64): the tolerance is
 // 1e-4 relative to max(1, |want|).
 func TestAttentionTiledMatchesReference(t *testing.T) {
@@ -111,7 +111,7 @@ func TestAttentionTiledMatchesReference(t *testing.T) {
 			n := node("Attention", attrs, in)
 			want := refRun(t, n, in)[0]
 			t.Run(name, func(t *testing.T) {
-				forEachISA(t, func(t *testing.T) {
+				forEachFloatISA(t, func(t *testing.T) {
 					for _, tl := range tiles {
 						setAttnTiling(t, 0, tl[0], tl[1])
 						got := runAttention(t, n, in, 3)

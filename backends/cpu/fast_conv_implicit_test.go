@@ -52,14 +52,14 @@ func runImplicit(t *testing.T, workers int, tc intoCase) {
 	}
 }
 
-// forEachTransMode runs f at every ISA level with the transposed GEMM
+// forEachTransMode runs f at every float ISA level (forEachFloatISA) with the transposed GEMM
 // off and (where the level has it) forced on, and the Winograd path off
 // (fast_conv_wino_test.go tests that one).
 func forEachTransMode(t *testing.T, f func(t *testing.T)) {
 	defer func(m int) { convTransMode = m }(convTransMode)
 	defer func(m int) { convWinoMode = m }(convWinoMode)
 	convWinoMode = 1
-	forEachISA(t, func(t *testing.T) {
+	forEachFloatISA(t, func(t *testing.T) {
 		for _, mode := range []int{1, 2} {
 			if mode == 2 && !kernels.ConvTFast() {
 				continue
@@ -74,7 +74,7 @@ func forEachTransMode(t *testing.T, f func(t *testing.T)) {
 // reference on random geometries: odd channel counts and sizes, strides
 // 1-3, dilations, asymmetric pads, 1-D and 2-D, one or two images, with
 // and without bias, residual and activation, constant or runtime weights,
-// on 1, 2 and 3 workers, at every ISA level.
+// on 1, 2 and 3 workers, at every float ISA level.
 func TestImplicitConvRandom(t *testing.T) {
 	forEachTransMode(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))

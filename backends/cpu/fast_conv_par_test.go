@@ -12,7 +12,7 @@ import (
 // big enough to run on runFast's 3-worker pool, with output pixel counts
 // that do not divide into whole chunks, against the reference kernel.
 func TestFastConvParallel(t *testing.T) {
-	forEachISA(t, func(t *testing.T) {
+	forEachFloatISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 10))
 		f := func(s ...int64) *ir.Tensor { return randF32(r, s...) }
 		cases := []struct {

@@ -14,7 +14,7 @@ import (
 // reference: the ResNet stem and strided convs whose output rows end in a
 // half panel, a full masked panel or both, two K blocks, groups,
 // dilation, 1-D, two images, with bias, residual and activations, on 1
-// and 2 workers, at every ISA level; where the level has half panels the
+// and 2 workers, at every float ISA level (forEachFloatISA); where the level has half panels the
 // plan must be in row mode.
 func TestImplicitConvRowMode(t *testing.T) {
 	defer func(m int) { convTransMode = m }(convTransMode)
@@ -31,7 +31,7 @@ func TestImplicitConvRowMode(t *testing.T) {
 		{[]int64{1, 7, 24, 60}, []int64{15, 7, 3, 3}, []ir.AttrOption{ir.Ints("strides", 2, 2), ir.Ints("pads", 2, 2, 2, 2), ir.Ints("dilations", 2, 2)}},
 		{[]int64{1, 40, 95}, []int64{33, 40, 3}, []ir.AttrOption{ir.Ints("strides", 3), ir.Ints("pads", 1, 1)}},
 	}
-	forEachISA(t, func(t *testing.T) {
+	forEachFloatISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(31, 32))
 		for _, c := range cases {
 			for _, workers := range []int{1, 2} {

@@ -12,13 +12,13 @@ import (
 )
 
 // forceWino runs f with the Winograd path taken wherever the geometry
-// allows, with each output tile, at every ISA level.
+// allows, with each output tile, at every float ISA level (forEachFloatISA).
 func forceWino(t *testing.T, f func(t *testing.T)) {
 	defer func(m, tile int) { convWinoMode, convWinoTile = m, tile }(convWinoMode, convWinoTile)
 	convWinoMode = 2
 	for _, tile := range []int{2, 4} {
 		convWinoTile = tile
-		t.Run(fmt.Sprint("F", tile), func(t *testing.T) { forEachISA(t, f) })
+		t.Run(fmt.Sprint("F", tile), func(t *testing.T) { forEachFloatISA(t, f) })
 	}
 }
 
@@ -65,7 +65,7 @@ func refShape(tc intoCase) []int64 {
 // TestWinoConvRandom checks the Winograd conv against the reference on
 // random sizes (odd and even planes, one or two images, channel counts
 // across the K-block and micro-tile edges), with and without bias,
-// residual and activation, on 1 to 3 workers, at every ISA level.
+// residual and activation, on 1 to 3 workers, at every float ISA level.
 func TestWinoConvRandom(t *testing.T) {
 	forceWino(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(31, 32))

@@ -63,6 +63,26 @@ func forEachISA(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// forEachFloatISA is forEachISA for tests of float kernels only: it
+// leaves out the arm64 levels above NEON, which add integer dot products
+// (SDOT, SMMLA: the quantized kernels, tested at every level with
+// forEachISA) and run NEON's float kernels, so that an emulated arm64 run
+// (qemu-user, `make arm64test`) does not repeat the same float work
+// three times.
+func forEachFloatISA(t *testing.T, f func(t *testing.T)) {
+	prev := kernels.CurrentISA()
+	defer kernels.SetISA(prev.String())
+	for _, isa := range kernels.Levels() {
+		if isa == kernels.DotProd || isa == kernels.I8MM {
+			continue
+		}
+		if _, err := kernels.SetISA(isa.String()); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(isa.String(), f)
+	}
+}
+
 var allActs = []string{"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "GeluTanh", "SiLU", "Clip"}
 
 func actAttrs(act string) []ir.AttrOption {
