@@ -209,7 +209,7 @@ if want numpy; then
 		done
 		[ -n "${OPENBLAS_L2_SIZE:-}" ] && note "The environment sets OPENBLAS_L2_SIZE=$OPENBLAS_L2_SIZE; the SkylakeX runs unset it."
 	else
-		note "numpy/OpenBLAS peer not run: $PY has no numpy (apt-get install python3-numpy)"
+		note "numpy/OpenBLAS peer not run: $PY has no numpy (apt-get install python3-numpy libopenblas0-pthread)"
 	fi
 fi
 

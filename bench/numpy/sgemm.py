@@ -9,8 +9,12 @@ from the environment, as OpenBLAS reads them at load time:
     OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 sgemm.py
 
 Run it with Debian's python3-numpy (/usr/bin/python3), which links the
-system OpenBLAS. threadpoolctl, when installed, reports the kernel
-(architecture) and thread count OpenBLAS actually uses.
+system's libblas.so.3: OpenBLAS where libopenblas0 is installed, else the
+reference BLAS (tens of times slower). The script reports the BLAS library
+numpy has loaded ("blas_library") and fails unless it is OpenBLAS, so that
+the reference BLAS is never reported as the OpenBLAS peer. threadpoolctl,
+when installed, reports the kernel (architecture) and thread count
+OpenBLAS actually uses.
 """
 import json
 import os
@@ -54,13 +58,35 @@ def openblas_info():
     return {"note": "no OpenBLAS found by threadpoolctl"}
 
 
+def blas_library():
+    """The BLAS shared library mapped into this process (after numpy has
+    run a matmul), or "" where /proc/self/maps is not readable."""
+    np.matmul(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/" in line}
+    except OSError:
+        return ""
+    libs = sorted(p for p in paths if "blas" in os.path.basename(p).lower())
+    return " ".join(libs)
+
+
 def main():
     min_time = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    lib = blas_library()
+    # Debian's numpy calls sgemm through libblas.so.3, which the
+    # alternatives system points at OpenBLAS's or the reference BLAS's
+    # (OpenBLAS's LAPACK may be mapped either way).
+    ref = [p for p in lib.split() if os.path.basename(p).startswith(("libblas", "libcblas")) and "openblas" not in p]
+    if ref or (lib and "openblas" not in lib):
+        sys.stderr.write("numpy uses %s, not OpenBLAS: apt-get install libopenblas0-pthread\n" % lib)
+        sys.exit(1)
     out = {
         "numpy": np.__version__,
         "threads": int(os.environ.get("OPENBLAS_NUM_THREADS", "0")) or None,
         "coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
         "l2_size": os.environ.get("OPENBLAS_L2_SIZE", ""),
+        "blas_library": lib,
         "openblas": openblas_info(),
         "results": [bench(m, n, k, min_time) for m, n, k in SIZES],
     }
