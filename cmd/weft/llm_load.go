@@ -58,6 +58,9 @@ func loadLLM(path string, ctxLen, expect int, prefill []int, kvType ir.DType, o 
 			return nil, err
 		}
 		m.cfg, w, err = llama.FromGGUF(m.file)
+		// The configuration is read; the vocabulary comes from the
+		// tokenizer's own reader.
+		m.file.DropMetadata()
 		if err == nil {
 			var v *tokenizer.Vocab
 			if v, m.tokErr = tokenizer.LoadGGUFVocab(path); m.tokErr == nil {

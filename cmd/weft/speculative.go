@@ -98,6 +98,7 @@ func loadFirstLayers(path string, n, capacity, expect int, prefill []int, kvType
 			return nil, err
 		}
 		m.cfg, w, err = llama.FromGGUF(m.file)
+		m.file.DropMetadata()
 	}
 	if err != nil {
 		m.Close()

@@ -318,3 +318,26 @@ func TestUnsupportedGGMLType(t *testing.T) {
 	require.ErrorIs(t, err, ir.ErrUnsupported)
 	require.ErrorContains(t, err, `tensor 0 "t": unsupported: unknown ggml type id 99`)
 }
+
+// TestDropMetadata: after DropMetadata no key is found, and the tensors
+// still read as before.
+func TestDropMetadata(t *testing.T) {
+	b, _, _ := buildFile(t, 0)
+	f, err := Parse(b)
+	require.NoError(t, err)
+	require.NotEmpty(t, f.Tensors)
+	name := f.Tensors[0].Name
+	before, err := f.Tensor(name)
+	require.NoError(t, err)
+	f.DropMetadata()
+	require.Empty(t, f.Metadata)
+	_, ok := f.Get("general.architecture")
+	require.False(t, ok)
+	require.Equal(t, "", f.Architecture())
+	_, err = f.Strings("tokens")
+	require.ErrorIs(t, err, ErrNoKey)
+	after, err := f.Tensor(name)
+	require.NoError(t, err)
+	require.Equal(t, before.Data, after.Data)
+	require.Equal(t, before.Shape, after.Shape)
+}

@@ -17,6 +17,14 @@ func (f *File) Get(key string) (Value, bool) {
 	return f.Metadata[i].Value, true
 }
 
+// DropMetadata releases the parsed metadata (Metadata, and what Get and
+// the typed getters read), keeping the tensors and the mapping. A loader
+// that has read what it needs from the metadata calls it so that a large
+// vocabulary's strings do not stay on the heap while the model runs:
+// Qwen2's 151936 tokens and 151387 merges take about 5 MB. Get then finds
+// no key.
+func (f *File) DropMetadata() { f.Metadata, f.keys = nil, nil }
+
 // Architecture returns general.architecture ("" when absent or not a string).
 func (f *File) Architecture() string {
 	s, _ := f.String("general.architecture")
