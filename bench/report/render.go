@@ -9,7 +9,7 @@ import (
 
 // Table prints the ratios of r as plain text (what `make bench` shows).
 func Table(w io.Writer, r *Results) {
-	fmt.Fprintf(w, "\nweft vs peers — %s on %s (%s, %d cores)\n", r.Date, r.Host, r.Machine.CPU, r.Machine.Cores)
+	fmt.Fprintf(w, "\nweft vs peers — %s on %s (%s, %d cores)\n", r.Date, r.Host, cpuLabel(r.Machine), r.Machine.Cores)
 	if l := busy(r); l != "" {
 		fmt.Fprintf(w, "warning: the machine was busy around the run (%s); figures may be depressed\n", l)
 	}
@@ -61,7 +61,10 @@ func Markdown(w io.Writer, r *Results, source string) {
 
 	p("## Machine\n\n")
 	p("| | |\n|---|---|\n")
-	p("| date | %s |\n| host | %s |\n| CPU | %s |\n| cores | %d |\n| OS | %s |\n", r.Date, mdEsc(r.Host), mdEsc(r.Machine.CPU), r.Machine.Cores, r.Machine.OS)
+	p("| date | %s |\n| host | %s |\n| CPU | %s |\n| cores | %d |\n| OS | %s |\n", r.Date, mdEsc(r.Host), mdEsc(cpuLabel(r.Machine)), r.Machine.Cores, r.Machine.OS)
+	if r.Machine.ISA != "" {
+		p("| weft's kernels | %s |\n", r.Machine.ISA)
+	}
 	if r.Machine.LoadStart != "" || r.Machine.LoadEnd != "" {
 		p("| load average (1/5/15 min) before / after | %s / %s |\n", orDash(r.Machine.LoadStart), orDash(r.Machine.LoadEnd))
 	}
@@ -294,4 +297,13 @@ func oneLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// cpuLabel is the CPU's model name with its family and model where the
+// results have them ("AMD EPYC, family 25 model 1").
+func cpuLabel(m Machine) string {
+	if m.CPUID == "" {
+		return m.CPU
+	}
+	return m.CPU + ", " + m.CPUID
 }

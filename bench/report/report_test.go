@@ -139,3 +139,19 @@ func TestReadErrors(t *testing.T) {
 	_, err = Read(bad)
 	require.ErrorContains(t, err, bad)
 }
+
+// TestCPUInfo reads the first processor's model name, family and model
+// from /proc/cpuinfo text.
+func TestCPUInfo(t *testing.T) {
+	for _, c := range []struct{ in, name, id string }{
+		{"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: other\n", "AMD EPYC", "family 25 model 1"},
+		{"processor\t: 0\nmodel name\t: Some CPU\n", "Some CPU", ""},
+		{"processor\t: 0\nCPU implementer\t: 0x41\n", "", ""},
+		{"", "", ""},
+	} {
+		name, id := cpuInfo(c.in)
+		if name != c.name || id != c.id {
+			t.Errorf("cpuInfo(%q) = %q, %q; want %q, %q", c.in, name, id, c.name, c.id)
+		}
+	}
+}

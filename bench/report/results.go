@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weftrt/weft/backends/cpu/kernels"
 )
 
 // Schema is the version of the results format written here.
@@ -37,7 +39,14 @@ type Results struct {
 
 // Machine describes where the run happened.
 type Machine struct {
-	CPU       string `json:"cpu"`
+	CPU string `json:"cpu"`
+	// CPUID is the x86 family and model (/proc/cpuinfo), which tell
+	// CPU generations apart where the model name does not ("AMD EPYC"
+	// in a guest: family 25 is Zen 3/4, 26 Zen 5).
+	CPUID string `json:"cpuid,omitempty"`
+	// ISA is the highest level weft's CPU kernels run at here
+	// (kernels.BestISA: avx512, avx2, ...).
+	ISA       string `json:"isa,omitempty"`
 	Cores     int    `json:"cores"`
 	OS        string `json:"os"`
 	LoadStart string `json:"load_start,omitempty"` // /proc/loadavg before the run
@@ -163,17 +172,40 @@ func FileName(t time.Time, host string) string {
 
 // machineInfo describes this machine (Linux details where available).
 func machineInfo() Machine {
-	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, ISA: kernels.BestISA().String()}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
+		m.CPU, m.CPUID = cpuInfo(string(data))
 	}
 	m.LoadEnd = loadAvg()
 	return m
+}
+
+// cpuInfo returns the model name of the first processor in cpuinfo (the
+// text of /proc/cpuinfo) and its family and model ("family 25 model 1"),
+// each "" where absent.
+func cpuInfo(cpuinfo string) (name, id string) {
+	var family, model string
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			if name != "" || family != "" {
+				break // the end of the first processor's block
+			}
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			name = strings.TrimSpace(v)
+		case "cpu family":
+			family = strings.TrimSpace(v)
+		case "model":
+			model = strings.TrimSpace(v)
+		}
+	}
+	if family != "" && model != "" {
+		id = "family " + family + " model " + model
+	}
+	return name, id
 }
 
 func loadAvg() string {
