@@ -52,16 +52,7 @@ func runFast(t *testing.T, b intoBuilder, tc intoCase) {
 }
 
 // forEachISA runs f at every ISA level this machine has.
-func forEachISA(t *testing.T, f func(t *testing.T)) {
-	prev := kernels.CurrentISA()
-	defer kernels.SetISA(prev.String())
-	for _, isa := range kernels.Levels() {
-		if _, err := kernels.SetISA(isa.String()); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(isa.String(), f)
-	}
-}
+func forEachISA(t *testing.T, f func(t *testing.T)) { eachISA(t, false, f) }
 
 // forEachFloatISA is forEachISA for tests of float kernels only: it
 // leaves out the arm64 levels above NEON, which add integer dot products
@@ -69,11 +60,15 @@ func forEachISA(t *testing.T, f func(t *testing.T)) {
 // forEachISA) and run NEON's float kernels, so that an emulated arm64 run
 // (qemu-user, `make arm64test`) does not repeat the same float work
 // three times.
-func forEachFloatISA(t *testing.T, f func(t *testing.T)) {
+func forEachFloatISA(t *testing.T, f func(t *testing.T)) { eachISA(t, true, f) }
+
+// eachISA runs f at every ISA level, without the integer-only arm64
+// levels where floatOnly is set.
+func eachISA(t *testing.T, floatOnly bool, f func(t *testing.T)) {
 	prev := kernels.CurrentISA()
 	defer kernels.SetISA(prev.String())
 	for _, isa := range kernels.Levels() {
-		if isa == kernels.DotProd || isa == kernels.I8MM {
+		if floatOnly && (isa == kernels.DotProd || isa == kernels.I8MM) {
 			continue
 		}
 		if _, err := kernels.SetISA(isa.String()); err != nil {
