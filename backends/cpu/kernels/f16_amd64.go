@@ -46,9 +46,9 @@ func halfKernelsFor(dt ir.DType, isa ISA) halfKernels {
 	case isa >= AVX512:
 		return halfKernels{gemvN: hgemvNF16AVX512, gemv: hgemvF16AVX512, gemm: hgemmF16AVX512, mr: 4, step: 16}
 	case isa >= AVX2 && bf:
-		return halfKernels{gemv: hgemvBF16AVX2, gemm: hgemmBF16AVX2, mr: 2, step: 8}
+		return halfKernels{gemvN: hgemvNBF16AVX2, gemv: hgemvBF16AVX2, gemm: hgemmBF16AVX2, mr: 2, step: 8}
 	case isa >= AVX2:
-		return halfKernels{gemv: hgemvF16AVX2, gemm: hgemmF16AVX2, mr: 2, step: 8}
+		return halfKernels{gemvN: hgemvNF16AVX2, gemv: hgemvF16AVX2, gemm: hgemmF16AVX2, mr: 2, step: 8}
 	}
 	return halfKernels{}
 }
@@ -70,6 +70,12 @@ func halfPackFor(dt ir.DType, isa ISA) (halfPack, halfPackT) {
 	}
 	return hpackF16AVX512, hpackTF16AVX512
 }
+
+//go:noescape
+func hgemvNF16AVX2(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
+
+//go:noescape
+func hgemvNBF16AVX2(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)
 
 //go:noescape
 func hgemvNF16AVX512(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)

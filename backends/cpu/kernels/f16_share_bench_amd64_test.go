@@ -18,14 +18,11 @@ import (
 // BenchmarkQ4ReadShare (readShareRounds): each round runs one HalfMatMul
 // of one activation row over 256 MB of cold f16 weights on huge pages
 // (rows of K, the threads' pool splitting them as in a decode step), then
-// one pass of the probe (membw's AVX-512 reader over its own 256 MB, same
-// threads); the share is the median over rounds of the GEMV's rate
+// one pass of the probe (membw's widest vector reader over its own
+// 256 MB, same threads: shareReader); the share is the median over rounds of the GEMV's rate
 // against the faster of the probe passes either side of it.
 func BenchmarkF16ReadShare(b *testing.B) {
-	reader, ok := membw.ReaderNamed("avx512")
-	if !ok {
-		b.Skip("no avx512 reader")
-	}
+	reader := shareReader(b)
 	var slabs hugemem.Slabs
 	for _, threads := range []int{1, 2} {
 		pool := NewPool(threads)

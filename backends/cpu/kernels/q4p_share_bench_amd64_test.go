@@ -33,13 +33,7 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 	if !Q4PackedSupported() {
 		b.Skip("no packed Q4_0 kernels")
 	}
-	reader, ok := membw.ReaderNamed("avx512")
-	if !ok {
-		reader, ok = membw.ReaderNamed("avx2")
-	}
-	if !ok {
-		b.Skip("no avx512 or avx2 reader")
-	}
+	reader := shareReader(b)
 	type mode struct {
 		name  string
 		pf    Prefetch
@@ -95,6 +89,19 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 		}
 		pool.Close()
 	}
+}
+
+// shareReader returns the probe reader the read-share benchmarks compare
+// with: membw's AVX-512 reader, else its AVX2 one (skipping b without
+// either).
+func shareReader(b *testing.B) membw.Reader {
+	for _, name := range []string{"avx512", "avx2"} {
+		if r, ok := membw.ReaderNamed(name); ok {
+			return r
+		}
+	}
+	b.Skip("no avx512 or avx2 reader")
+	return membw.Reader{}
 }
 
 // readShareRounds runs the rounds of a read-share benchmark: each round
