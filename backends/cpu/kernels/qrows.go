@@ -13,12 +13,15 @@ import (
 // hundreds of tasks, and the setup, run against caches the weight stream
 // has just swept, cost a few percent of the step.
 type QRows struct {
-	rows qGroupRows
-	q4p  q4pKernel // the packed Q4_0 one-row kernel instead (InitQ4Packed)
-	ng   int       // records per row (blocks per row for the packed Q4_0 kernel)
-	rb   int       // bytes per weight row
-	lay  []byte
-	pf   Prefetch
+	rows  qGroupRows
+	q4p   q4pKernel // the packed Q4_0 one-row kernel instead (InitQ4Packed)
+	plain qDotRows  // or the plain family's rows kernel, on qs and d
+	ng    int       // records per row (blocks per row for q4p and plain)
+	rb    int       // bytes per weight row
+	lay   []byte
+	qs    []int8
+	d     []float32
+	pf    Prefetch
 }
 
 // Init binds r to x for weights of dtype dt and reports whether the row
@@ -31,12 +34,17 @@ func (r *QRows) Init(dt ir.DType, x *QuantizedActs) bool {
 	if x.M != 1 || (dt != ir.Q4_0 && dt != ir.Q8_0) {
 		return false
 	}
-	rows, l := rowsKFunc(dt, CurrentISA(), x)
-	if rows == nil {
-		return false
-	}
 	rb, err := qRowBytes(dt, x.K)
 	if err != nil {
+		return false
+	}
+	isa := CurrentISA()
+	rows, l := rowsKFunc(dt, isa, x)
+	if rows == nil {
+		if plain := plainRowsFunc(dt, isa, x.K); plain != nil {
+			*r = QRows{plain: plain, ng: x.K / qBlock, rb: rb, qs: x.qs[:x.K], d: x.d[:x.K/qBlock]}
+			return true
+		}
 		return false
 	}
 	*r = QRows{rows: rows, ng: x.K / qBlock / l.blocks(), rb: rb, lay: x.qGroups(l)}
@@ -50,7 +58,7 @@ func (r *QRows) SetPrefetch(pf Prefetch) { r.pf = pf }
 
 // Run sets y[i] = weight row i · the activations for the nr rows of w.
 func (r *QRows) Run(w []byte, nr int, y []float32) error {
-	if r.rows == nil && r.q4p == nil {
+	if r.rows == nil && r.q4p == nil && r.plain == nil {
 		return fmt.Errorf("kernels: QRows: not initialized")
 	}
 	if nr < 0 || len(w) < nr*r.rb || len(y) < nr {
@@ -60,6 +68,8 @@ func (r *QRows) Run(w []byte, nr int, y []float32) error {
 	case nr == 0:
 	case r.q4p != nil:
 		r.q4p(nr, r.ng, w, r.rb, r.lay, len(r.lay), y, nr, r.pf)
+	case r.plain != nil:
+		r.plain(nr, r.ng, w, r.rb, r.qs, r.d, y)
 	default:
 		r.rows(nr, r.ng, w, r.rb, r.lay, y, r.pf)
 	}

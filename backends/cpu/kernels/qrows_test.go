@@ -51,3 +51,53 @@ func TestQRowsMatchesQMatMul(t *testing.T) {
 	require.NoError(t, QuantizeActs(&x, randFloats(r, 256), 256, 1, 256))
 	require.False(t, q.Init(ir.Q4_K, &x), "K-quants go through QMatMul")
 }
+
+// TestQDotRows: the plain family's many-rows kernel (qDotRowsFunc) gives
+// every row bit for bit what the row dot product (qDotFunc) gives, at
+// every ISA level that has one, for odd block counts (its tail block),
+// rows with padding between them and any split of the rows.
+func TestQDotRows(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		isa := CurrentISA()
+		r := rand.New(rand.NewPCG(7, 8))
+		ran := false
+		for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+			rows := qDotRowsFunc(dt, isa)
+			if rows == nil {
+				continue
+			}
+			ran = true
+			dot := qDotFunc(dt, isa)
+			for _, K := range []int{32, 64, 96, 160, 768, 800, 2048} {
+				for _, pad := range []int{0, 6} {
+					nb := K / qBlock
+					N := 1 + r.IntN(40)
+					w, _ := randQWeights(r, dt, N, K)
+					rb0 := len(w) / N
+					rb := rb0 + pad
+					wp := make([]byte, N*rb)
+					for n := range N {
+						copy(wp[n*rb:], w[n*rb0:(n+1)*rb0])
+					}
+					var x QuantizedActs
+					require.NoError(t, QuantizeActs(&x, randFloats(r, K), K, 1, K))
+					got := make([]float32, N+1)
+					got[N] = 42
+					for n0 := 0; n0 < N; {
+						n := min(N-n0, 1+r.IntN(9))
+						rows(n, nb, wp[n0*rb:], rb, x.qs, x.d, got[n0:n0+n])
+						n0 += n
+					}
+					for n := range N {
+						want := dot(nb, wp[n*rb:n*rb+rb0], x.qs, x.d, x.nsum)
+						require.Equal(t, math.Float32bits(want), math.Float32bits(got[n]), "%v K=%d pad %d row %d", dt, K, pad, n)
+					}
+					require.Equal(t, float32(42), got[N], "wrote past the rows")
+				}
+			}
+		}
+		if !ran {
+			t.Skipf("no many-rows plain kernel at %v", isa)
+		}
+	})
+}

@@ -154,6 +154,7 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		// verification passes): a task's weight rows per call.
 		j.rowsK, _ = wholeGroupRows(dt, isa, x.K)
 	}
+	j.dotRows = plainRowsFunc(dt, isa, x.K)
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
 	}
@@ -228,6 +229,16 @@ func wholeGroupRows(dt ir.DType, isa ISA, K int) (qGroupRows, qLayout) {
 	return qGroupRowsFunc(dt, isa), l
 }
 
+// plainRowsFunc returns the many-weight-rows kernel of the plain family
+// that QMatMul runs for activation rows of K elements, where neither a
+// grouped kernel nor a four-row plain one applies, or nil.
+func plainRowsFunc(dt ir.DType, isa ISA, K int) qDotRows {
+	if g, l := groupedFunc(dt, isa); (g != nil && K/qBlock >= l.blocks()) || qDot4Func(dt, isa) != nil {
+		return nil
+	}
+	return qDotRowsFunc(dt, isa)
+}
+
 // qDot is a dot product of one quantized weight row (nb blocks at w) with
 // one quantized activation row (qs, block scales d, negated block sums ns).
 type qDot func(nb int, w []byte, qs []int8, d []float32, ns []int32) float32
@@ -236,6 +247,11 @@ type qDot func(nb int, w []byte, qs []int8, d []float32, ns []int32) float32
 // start at r·nb in d and ns, and at r·nb·32 in qs), writing four sums.
 // Callers guarantee nb >= 1.
 type qDot4 func(nb int, w []byte, qs []int8, d []float32, ns []int32, out *[4]float32)
+
+// qDotRows is qDot for nr weight rows (rb bytes apart) against one
+// activation row, y[i] = row i's sum, each bit for bit qDot's: one call
+// per task of the decode GEMV, which prefetches the rows ahead.
+type qDotRows func(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32)
 
 type qJob struct {
 	dot4 qDot4
@@ -248,6 +264,9 @@ type qJob struct {
 	ldy  int
 	rows int
 	dot  qDot
+	// dotRows is dot over a task's weight rows at once (the plain family:
+	// no grouped kernel), or nil.
+	dotRows qDotRows
 	// The grouped kernels (qlay.go), where the type and ISA have them:
 	// grp for one activation row, grp4 for four (prefill), rowsK for a
 	// task's weight rows at once against one activation row (K a whole
@@ -292,6 +311,12 @@ func (j *qJob) Task(worker, t int) {
 	}
 	x := j.x
 	nb := x.K / qBlock
+	if j.dotRows != nil && j.pair == nil {
+		for m := 0; m < x.M; m++ {
+			j.dotRows(n1-n0, nb, j.w[n0*j.rb:n1*j.rb], j.rb, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], j.y[m*j.ldy+n0:m*j.ldy+n1])
+		}
+		return
+	}
 	for n := n0; n < n1; n++ {
 		if j.pair != nil && n+1 < n1 {
 			j.pair(j, n) // columns n and n+1

@@ -14,6 +14,9 @@ func dotQ4VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
+func dotQ8AVX2rows(nr int, nb int, w *byte, rb int, qs *int8, d *float32, y *float32)
+
+//go:noescape
 func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
@@ -95,4 +98,26 @@ func qDotFunc(dt ir.DType, isa ISA) qDot {
 		return q8VNNI
 	}
 	return q8AVX2
+}
+
+// qDotRowsFunc returns the many-weight-rows form of qDotFunc's kernel for
+// the weight type and ISA level (the same sums bit for bit, with the
+// decode GEMV's prefetch), or nil where there is none.
+func qDotRowsFunc(dt ir.DType, isa ISA) qDotRows {
+	if dt == ir.Q8_0 && isa >= AVX2 && !(isa >= AVX512 && hasVNNI) {
+		return q8AVX2rows
+	}
+	return nil
+}
+
+func q8AVX2rows(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32) {
+	if nr == 0 {
+		return
+	}
+	if nb == 0 {
+		clear(y[:nr])
+		return
+	}
+	_, _, _, _ = w[(nr-1)*rb+nb*34-1], qs[nb*qBlock-1], d[nb-1], y[nr-1]
+	dotQ8AVX2rows(nr, nb, &w[0], rb, &qs[0], &d[0], &y[0])
 }

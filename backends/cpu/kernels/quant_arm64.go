@@ -177,3 +177,7 @@ func pairMMLA(j *qJob, n int, q4 bool) {
 		j.y[m*j.ldy+n+1] = j.rowDot(m, nb, w[j.rb:])
 	}
 }
+
+// qDotRowsFunc returns the many-weight-rows form of qDotFunc's kernel:
+// none here.
+func qDotRowsFunc(ir.DType, ISA) qDotRows { return nil }

@@ -12,3 +12,7 @@ func qDotFunc(dt ir.DType, _ ISA) qDot {
 }
 
 func qDot4Func(ir.DType, ISA) qDot4 { return nil }
+
+// qDotRowsFunc returns the many-weight-rows form of qDotFunc's kernel:
+// none here.
+func qDotRowsFunc(ir.DType, ISA) qDotRows { return nil }
