@@ -235,6 +235,10 @@ func (j *qkJob) Task(_, t int) {
 	for ; m < j.M; m++ {
 		qs := j.qs[m*K : (m+1)*K]
 		s1, s2 := j.s1[m*j.n1:(m+1)*j.n1], j.s2[m*j.n1:(m+1)*j.n1]
+		if j.spec.rows != nil && j.nsb > 0 {
+			j.spec.rows(n1-n0, j.nsb, j.w[n0*j.rb:n1*j.rb], j.rb, qs, s1, s2, j.y[m*j.ldy+n0:m*j.ldy+n1])
+			continue
+		}
 		for n := n0; n < n1; n++ {
 			j.y[m*j.ldy+n] = j.spec.dot(j.nsb, j.w[n*j.rb:(n+1)*j.rb], qs, s1, s2)
 		}
