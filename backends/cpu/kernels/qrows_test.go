@@ -52,10 +52,11 @@ func TestQRowsMatchesQMatMul(t *testing.T) {
 	require.False(t, q.Init(ir.Q4_K, &x), "K-quants go through QMatMul")
 }
 
-// TestQDotRows: the plain family's many-rows kernel (qDotRowsFunc) gives
-// every row bit for bit what the row dot product (qDotFunc) gives, at
-// every ISA level that has one, for odd block counts (its tail block),
-// rows with padding between them and any split of the rows.
+// TestQDotRows: the plain family's many-rows kernels (qDotRowsFunc, and
+// qDotRows4Func for four activation rows) give every row bit for bit what
+// the row dot product (qDotFunc) gives, at every ISA level that has them,
+// for odd block counts (their tail block), rows with padding between them
+// and any split of the rows.
 func TestQDotRows(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		isa := CurrentISA()
@@ -93,6 +94,33 @@ func TestQDotRows(t *testing.T) {
 						require.Equal(t, math.Float32bits(want), math.Float32bits(got[n]), "%v K=%d pad %d row %d", dt, K, pad, n)
 					}
 					require.Equal(t, float32(42), got[N], "wrote past the rows")
+					rows4 := qDotRows4Func(dt, isa)
+					if rows4 == nil {
+						continue
+					}
+					// Four activation rows at once: each row's sums are the
+					// one-row kernel's, written with the leading dimension.
+					var x4 QuantizedActs
+					require.NoError(t, QuantizeActs(&x4, randFloats(r, 4*K), K, 4, K))
+					ldy := N + 3
+					y4 := make([]float32, 4*ldy)
+					for i := range y4 {
+						y4[i] = float32(math.NaN())
+					}
+					for n0 := 0; n0 < N; {
+						n := min(N-n0, 1+r.IntN(9))
+						rows4(n, nb, wp[n0*rb:], rb, x4.qs, x4.d, y4[n0:], ldy)
+						n0 += n
+					}
+					for m := range 4 {
+						for n := range N {
+							want := dot(nb, wp[n*rb:n*rb+rb0], x4.qs[m*K:], x4.d[m*nb:], x4.nsum[m*nb:])
+							require.Equal(t, math.Float32bits(want), math.Float32bits(y4[m*ldy+n]), "%v K=%d pad %d x4 row %d col %d", dt, K, pad, m, n)
+						}
+						for c := N; c < ldy && m*ldy+c < len(y4); c++ {
+							require.True(t, math.IsNaN(float64(y4[m*ldy+c])), "x4 wrote past row %d", m)
+						}
+					}
 				}
 			}
 		}

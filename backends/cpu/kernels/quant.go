@@ -154,7 +154,9 @@ func QMatMul(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []flo
 		// verification passes): a task's weight rows per call.
 		j.rowsK, _ = wholeGroupRows(dt, isa, x.K)
 	}
-	j.dotRows = plainRowsFunc(dt, isa, x.K)
+	if j.dotRows = plainRowsFunc(dt, isa, x.K); j.dotRows != nil && x.M >= 4 {
+		j.dotRows4 = qDotRows4Func(dt, isa)
+	}
 	if qPairFunc != nil && x.M >= 4 {
 		j.pair = qPairFunc(dt, isa)
 	}
@@ -253,6 +255,10 @@ type qDot4 func(nb int, w []byte, qs []int8, d []float32, ns []int32, out *[4]fl
 // per task of the decode GEMV, which prefetches the rows ahead.
 type qDotRows func(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32)
 
+// qDotRows4 is qDotRows for four activation rows (codes K = 32·nb apart,
+// scales nb apart), y[r·ldy+i] = weight row i · activation row r.
+type qDotRows4 func(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32, ldy int)
+
 type qJob struct {
 	dot4 qDot4
 	dt   ir.DType
@@ -266,7 +272,8 @@ type qJob struct {
 	dot  qDot
 	// dotRows is dot over a task's weight rows at once (the plain family:
 	// no grouped kernel), or nil.
-	dotRows qDotRows
+	dotRows  qDotRows
+	dotRows4 qDotRows4 // dotRows for four activation rows at once, or nil
 	// The grouped kernels (qlay.go), where the type and ISA have them:
 	// grp for one activation row, grp4 for four (prefill), rowsK for a
 	// task's weight rows at once against one activation row (K a whole
@@ -312,7 +319,13 @@ func (j *qJob) Task(worker, t int) {
 	x := j.x
 	nb := x.K / qBlock
 	if j.dotRows != nil && j.pair == nil {
-		for m := 0; m < x.M; m++ {
+		m := 0
+		if j.dotRows4 != nil && nb > 0 {
+			for ; m+4 <= x.M; m += 4 {
+				j.dotRows4(n1-n0, nb, j.w[n0*j.rb:n1*j.rb], j.rb, x.qs[m*x.K:(m+4)*x.K], x.d[m*nb:(m+4)*nb], j.y[m*j.ldy+n0:], j.ldy)
+			}
+		}
+		for ; m < x.M; m++ {
 			j.dotRows(n1-n0, nb, j.w[n0*j.rb:n1*j.rb], j.rb, x.qs[m*x.K:(m+1)*x.K], x.d[m*nb:(m+1)*nb], j.y[m*j.ldy+n0:m*j.ldy+n1])
 		}
 		return

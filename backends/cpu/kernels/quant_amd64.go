@@ -17,6 +17,9 @@ func dotQ8AVX2(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 func dotQ8AVX2rows(nr int, nb int, w *byte, rb int, qs *int8, d *float32, y *float32)
 
 //go:noescape
+func dotQ8AVX2x4rows(nr int, nb int, w *byte, rb int, qs *int8, d *float32, k int, y *float32, ldy int)
+
+//go:noescape
 func dotQ8VNNI(nb int, w *byte, qs *int8, d *float32, nsum *int32) float32
 
 //go:noescape
@@ -108,6 +111,30 @@ func qDotRowsFunc(dt ir.DType, isa ISA) qDotRows {
 		return q8AVX2rows
 	}
 	return nil
+}
+
+// qDotRows4Func returns qDotRowsFunc's kernel for four activation rows at
+// once (each row's sums bit for bit the one-row kernel's), or nil.
+func qDotRows4Func(dt ir.DType, isa ISA) qDotRows4 {
+	if dt == ir.Q8_0 && isa >= AVX2 && !(isa >= AVX512 && hasVNNI) {
+		return q8AVX2x4rows
+	}
+	return nil
+}
+
+func q8AVX2x4rows(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32, ldy int) {
+	if nr == 0 {
+		return
+	}
+	if nb == 0 {
+		for r := range 4 {
+			clear(y[r*ldy : r*ldy+nr])
+		}
+		return
+	}
+	K := nb * qBlock
+	_, _, _, _ = w[(nr-1)*rb+nb*34-1], qs[4*K-1], d[4*nb-1], y[3*ldy+nr-1]
+	dotQ8AVX2x4rows(nr, nb, &w[0], rb, &qs[0], &d[0], K, &y[0], ldy)
 }
 
 func q8AVX2rows(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32) {

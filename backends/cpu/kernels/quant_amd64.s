@@ -260,3 +260,107 @@ q8ar_done:
 q8ar_end:
 	VZEROUPPER
 	RET
+
+// Q8X4ROW is one activation row's part of a Q8_0 block for dotQ8AVX2x4rows
+// (Y8 the weight codes, Y9 their magnitudes, Y10 the weight scale; the
+// row's codes at a, its scale at d): Q8_AVX2's steps in its order, into
+// acc.
+#define Q8X4ROW(a, d, acc) \
+	VMOVDQU a, Y12 \
+	VPSIGNB Y8, Y12, Y12 \
+	VPMADDUBSW Y12, Y9, Y12 \
+	VPMADDWD Y14, Y12, Y12 \
+	VCVTDQ2PS Y12, Y12 \
+	VBROADCASTSS d, Y13 \
+	VMULPS Y13, Y10, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// Q8X4BLK is the block at woff(SI) for the four activation rows (codes
+// at aoff(DI) and K = R9 bytes apart, scales at doff(R8) and R14 bytes
+// apart; R15 = 3·K, AX = 3·R14), into a0..a3.
+#define Q8X4BLK(woff, aoff, doff, a0, a1, a2, a3) \
+	VMOVDQU woff+2(SI), Y8 \
+	VPABSB Y8, Y9 \
+	VPBROADCASTW woff(SI), X10 \
+	VCVTPH2PS X10, Y10 \
+	Q8X4ROW(aoff(DI), doff(R8), a0) \
+	Q8X4ROW(aoff(DI)(R9*1), doff(R8)(R14*1), a1) \
+	Q8X4ROW(aoff(DI)(R9*2), doff(R8)(R14*2), a2) \
+	Q8X4ROW(aoff(DI)(R15*1), doff(R8)(AX*1), a3)
+
+// Q8X4SUM stores row r's sum (its accumulators a and b) at dst, as
+// dotQ8AVX2 ends.
+#define Q8X4SUM(a, b, xa, dst) \
+	VADDPS b, a, a \
+	VEXTRACTF128 $1, a, X12 \
+	VADDPS X12, xa, xa \
+	VHADDPS xa, xa, xa \
+	VHADDPS xa, xa, xa \
+	VMOVSS xa, dst
+
+// func dotQ8AVX2x4rows(nr int, nb int, w *byte, rb int, qs *int8, d *float32, k int, y *float32, ldy int)
+//
+// dotQ8AVX2 for nr weight rows (rb bytes apart) against four activation
+// rows (codes k bytes apart, scales nb floats apart): y[r·ldy+i] = weight
+// row i · activation row r, each bit for bit dotQ8AVX2's sum (the same
+// steps in the same order per row). A block's codes are loaded, their
+// magnitudes taken and its scale widened once for the four rows. No
+// prefetch: prefill's tasks read their weight rows from cache once per
+// four activation rows.
+TEXT ·dotQ8AVX2x4rows(SB), NOSPLIT, $0-72
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ k+48(FP), R9
+	LEAQ (R9)(R9*2), R15
+	MOVQ nb+8(FP), R14
+	SHLQ $2, R14
+	LEAQ (R14)(R14*2), AX
+	MOVQ ldy+64(FP), BX
+	SHLQ $2, BX
+	LEAQ (BX)(BX*2), DX
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+56(FP), R11
+	TESTQ R12, R12
+	JEQ q8x4_end
+q8x4_row:
+	MOVQ nb+8(FP), CX
+	MOVQ R13, SI
+	MOVQ qs+32(FP), DI
+	MOVQ d+40(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ CX, $2
+	JLT q8x4_tail
+q8x4_loop:
+	Q8X4BLK(0, 0, 0, Y0, Y1, Y2, Y3)
+	Q8X4BLK(34, 32, 4, Y4, Y5, Y6, Y7)
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q8x4_loop
+q8x4_tail:
+	TESTQ CX, CX
+	JEQ q8x4_done
+	Q8X4BLK(0, 0, 0, Y0, Y1, Y2, Y3)
+q8x4_done:
+	Q8X4SUM(Y0, Y4, X0, (R11))
+	Q8X4SUM(Y1, Y5, X1, (R11)(BX*1))
+	Q8X4SUM(Y2, Y6, X2, (R11)(BX*2))
+	Q8X4SUM(Y3, Y7, X3, (R11)(DX*1))
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q8x4_row
+q8x4_end:
+	VZEROUPPER
+	RET

@@ -16,3 +16,7 @@ func qDot4Func(ir.DType, ISA) qDot4 { return nil }
 // qDotRowsFunc returns the many-weight-rows form of qDotFunc's kernel:
 // none here.
 func qDotRowsFunc(ir.DType, ISA) qDotRows { return nil }
+
+// qDotRows4Func returns the four-activation-row form of qDotRowsFunc's
+// kernel: none here.
+func qDotRows4Func(ir.DType, ISA) qDotRows4 { return nil }
