@@ -215,7 +215,7 @@ func (j *qkJob) Task(_, t int) {
 		return
 	}
 	m := 0
-	if d4 := j.spec.dot4; d4 != nil && j.nsb > 0 {
+	if d4 := j.spec.dot4; (d4 != nil || j.spec.rows4 != nil) && j.nsb > 0 {
 		// Four activation rows per pass over each weight row.
 		for ; m+4 <= j.M; m += 4 {
 			qs := j.qs[m*K : (m+4)*K]

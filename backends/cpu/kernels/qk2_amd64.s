@@ -346,3 +346,157 @@ q6ka2r_loop:
 q6ka2r_end:
 	VZEROUPPER
 	RET
+
+// ---- Q4_K for four activation rows (prefill): dotQ4KAVX2rows' steps for
+// each activation row in turn, against a super-block's scales unpacked
+// once for the four (kept on the stack: sc and m as floats, then d and
+// dmin broadcast). Every row's sum is dotQ4KAVX2's bit for bit (the same
+// operations in the same order; the products only take their operands
+// from memory). The codes are split again per row: sixteen registers
+// hold the four rows' two accumulators each, the split codes and the
+// sub-block tree.
+//
+// Registers: SI weights, DI codes of activation row 0 (row r: r·R9
+// bytes on; R15 = 3·R9), R8 and R10 its da and σ (row r: r·R14 bytes on;
+// AX = 3·R14), CX super-blocks left; accumulators (Y9, Y10), (Y2, Y3),
+// (Y4, Y11), (Y13, Y14) for rows 0..3; Y12 = int16 ones, Y15 = 0x0F bytes.
+// DX is 0 in the loop (row 0's index). Stack: sc, d, m and dmin (8
+// floats each), the 0x30 and the 0x3F bytes (16 each).
+
+// Q4KGX is Q4KG against the activation codes at (64·g)(DI) plus the index
+// QI.
+#define Q4KGX(g, QI) \
+	VMOVDQU (16+32*g)(SI), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y15, Y1, Y1 \
+	VPMADDUBSW (64*g)(DI)QI, Y0, Y0 \
+	VPMADDUBSW (64*g+32)(DI)QI, Y1, Y1 \
+	VPMADDWD Y12, Y0, Y0 \
+	VPMADDWD Y12, Y1, Y1
+
+// Q4KX4ROW adds one activation row's part of the super-block (codes
+// index QI, scales index SX) into acc9 (the mins) and acc10.
+#define Q4KX4ROW(QI, SX, acc9, acc10) \
+	VMOVUPS sc-160(SP), Y5 \
+	VMULPS (R8)SX, Y5, Y5 \
+	VMULPS d-128(SP), Y5, Y5 \
+	VMOVUPS m-96(SP), Y6 \
+	VMULPS (R10)SX, Y6, Y6 \
+	VFMADD231PS dmin-64(SP), Y6, acc9 \
+	Q4KGX(0, QI) \
+	VPHADDD Y1, Y0, Y6 \
+	Q4KGX(1, QI) \
+	VPHADDD Y1, Y0, Y7 \
+	VPHADDD Y7, Y6, Y6 \
+	Q4KGX(2, QI) \
+	VPHADDD Y1, Y0, Y7 \
+	Q4KGX(3, QI) \
+	VPHADDD Y1, Y0, Y8 \
+	VPHADDD Y8, Y7, Y7 \
+	VPERM2I128 $0x20, Y7, Y6, Y0 \
+	VPERM2I128 $0x31, Y7, Y6, Y1 \
+	VPADDD Y1, Y0, Y0 \
+	VCVTDQ2PS Y0, Y0 \
+	VFMADD231PS Y5, Y0, acc10
+
+// Q4KX4SUM stores a row's sum (acc10 − acc9, reduced as HSUM9) at dst.
+#define Q4KX4SUM(acc9, acc10, dst) \
+	VSUBPS acc9, acc10, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, dst
+
+// func dotQ4KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+TEXT ·dotQ4KAVX2x4rows(SB), NOSPLIT, $160-88
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x30303030, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, X0
+	VMOVDQU X0, c30-32(SP)
+	MOVL $0x3F3F3F3F, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, X0
+	VMOVDQU X0, c3f-16(SP)
+	MOVQ k+56(FP), R9
+	LEAQ (R9)(R9*2), R15
+	MOVQ ld+64(FP), R14
+	SHLQ $2, R14
+	LEAQ (R14)(R14*2), AX
+	MOVQ ldy+80(FP), BX
+	SHLQ $2, BX
+	XORQ DX, DX
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+72(FP), R11
+	TESTQ R12, R12
+	JEQ q4kx4_end
+q4kx4_row:
+	MOVQ nsb+8(FP), CX
+	MOVQ R13, SI
+	MOVQ qs+32(FP), DI
+	MOVQ s1+40(FP), R8
+	MOVQ s2+48(FP), R10
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y11, Y11, Y11
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+q4kx4_loop:
+	// The super-block's scales, as dotQ4KAVX2 unpacks them.
+	VMOVDQU 4(SI), X0
+	VPSHUFD $0xAA, X0, X1
+	VPSRLD $4, X1, X5
+	VPBLENDD $2, X5, X1, X1
+	VPAND X15, X1, X1
+	VPSRLD $2, X0, X6
+	VPAND c30-32(SP), X6, X6
+	VPOR X6, X1, X1
+	VPAND c3f-16(SP), X0, X0
+	VPUNPCKLDQ X1, X0, X0
+	VPMOVZXBD X0, Y7
+	VPSRLDQ $8, X0, X0
+	VPMOVZXBD X0, Y8
+	VCVTDQ2PS Y7, Y7
+	VCVTDQ2PS Y8, Y8
+	VMOVUPS Y7, sc-160(SP)
+	VMOVUPS Y8, m-96(SP)
+	VPBROADCASTD (SI), X5
+	VCVTPH2PS X5, Y5
+	VMOVSLDUP Y5, Y6
+	VMOVSHDUP Y5, Y5
+	VMOVUPS Y6, d-128(SP)
+	VMOVUPS Y5, dmin-64(SP)
+	Q4KX4ROW((DX*1), (DX*1), Y9, Y10)
+	Q4KX4ROW((R9*1), (R14*1), Y2, Y3)
+	Q4KX4ROW((R9*2), (R14*2), Y4, Y11)
+	Q4KX4ROW((R15*1), (AX*1), Y13, Y14)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	ADDQ $32, R10
+	DECQ CX
+	JNZ q4kx4_loop
+	Q4KX4SUM(Y9, Y10, (R11))
+	Q4KX4SUM(Y2, Y3, (R11)(BX*1))
+	Q4KX4SUM(Y4, Y11, (R11)(BX*2))
+	LEAQ (BX)(BX*2), DX
+	Q4KX4SUM(Y13, Y14, (R11)(DX*1))
+	XORQ DX, DX
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q4kx4_row
+q4kx4_end:
+	VZEROUPPER
+	RET

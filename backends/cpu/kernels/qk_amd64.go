@@ -59,7 +59,7 @@ func qkFunc(dt ir.DType, isa ISA) qkSpec {
 	case dt == ir.Q4_K && vnni:
 		return qkSpec{dot: q4K512, dot4: q4K512x4, rows: q4K512rows, rows4: q4K512x4rows, ordered: true}
 	case dt == ir.Q4_K && isa >= AVX2:
-		return qkSpec{dot: q4KAVX2, rows: q4KAVX2rows}
+		return qkSpec{dot: q4KAVX2, rows: q4KAVX2rows, rows4: q4KAVX2x4rows}
 	case dt == ir.Q4_K:
 		return qkSpec{dot: dotQ4KGeneric}
 	case vnni:
@@ -154,6 +154,14 @@ func q6K512rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []
 func q4KAVX2rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
 	_, _, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[nsb*qkSuper-1], s1[nsb*8-1], s2[nsb*8-1], y[nr-1]
 	dotQ4KAVX2rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], &y[0])
+}
+
+//go:noescape
+func dotQ4KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+
+func q4KAVX2x4rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, K, ld int, y []float32, ldy int) {
+	_, _, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*8-1], s2[3*ld+nsb*8-1], y[3*ldy+nr-1]
+	dotQ4KAVX2x4rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], K, ld, &y[0], ldy)
 }
 
 func q6KAVX2rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
