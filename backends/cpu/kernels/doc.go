@@ -35,11 +35,18 @@
 //     one-row kernel's order. The K-quants (qk.go) keep the q8 blocks of
 //     32, which line up with their sub-blocks, and scale per sub-block in
 //     float; their prefill takes a task's rows four activation rows at a
-//     time in one call too.
+//     time in one call too. With AVX2 and no VNNI, Q8_0 decode runs a
+//     task's rows in one call (dotQ8AVX2rows, two prefetches 16 KiB ahead
+//     a pass of two blocks), and Q8_0 and Q4_K prefill take four
+//     activation rows a call (a block's or super-block's weight side
+//     unpacked once for the four); every row's sum is bit for bit the row
+//     dot product's.
 //   - HalfMatMul: y = x·wᵀ with an F16 or BF16 weight widened to f32 in
-//     registers (f16.go): a streaming GEMV at one row, dot-product
-//     kernels for a few rows, and from 32 rows (AVX-512) K tiles of the
-//     weight converted into the SGEMM's panel layout for its micro-kernels;
+//     registers (f16.go): a streaming GEMV at one row (a task's groups of
+//     four rows in one call; the AVX2 one prefetches a line a step, 4 KiB
+//     ahead), dot-product kernels for a few rows, and from 32 rows
+//     (AVX-512) K tiles of the weight converted into the SGEMM's panel
+//     layout for its micro-kernels;
 //     on arm64 a NEON GEMV (FCVTL) run once per activation row.
 //   - Convolution (conv.go, conv_t.go, dw.go; kernels from gen_conv.go):
 //     implicit GEMM over a padded input read in place, weights packed
