@@ -500,3 +500,160 @@ q4kx4_loop:
 q4kx4_end:
 	VZEROUPPER
 	RET
+
+// ---- Q6_K for four activation rows (prefill): dotQ6KAVX2rows' steps for
+// each activation row in turn, against a super-block's codes and scales
+// built once for the four and kept on the stack: per half, the four code
+// vectors Q6HALF2 builds and the sub-block scales as floats, then d.
+// Every row's sum is dotQ6KAVX2's bit for bit (the same operations in the
+// same order; products only take an operand from memory).
+//
+// Registers: SI weights, DI codes of activation row 0 (row r: r·R9 bytes
+// on; R15 = 3·R9), R8 and R10 its d16 and b16 (row r: r·R14 bytes on; AX
+// = 3·R14), CX super-blocks left, DX = 0 in the loop (row 0's index);
+// accumulators (Y9, Y10), (Y2, Y3), (Y4, Y5), (Y13, Y14) for rows 0..3;
+// Y11 = qk2Idx, Y12 = int16 ones; Y0, Y6, Y7, Y8 and Y15 scratch.
+
+// Q6X4UNPACK builds half h's codes k = 0..3 into k0..k3 and its scales as
+// floats into sc, as Q6HALF2 and Q6SCALE do.
+#define Q6X4UNPACK(h, k0, k1, k2, k3, sc) \
+	VMOVDQU (128+32*h)(SI), Y7 \
+	VPSRLW $2, Y7, Y8 \
+	VMOVDQU (64*h)(SI), Y0 \
+	VPAND c0f-96(SP), Y0, Y15 \
+	VPAND c03-64(SP), Y7, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, k0 \
+	VPSRLW $4, Y0, Y15 \
+	VPAND c0f-96(SP), Y15, Y15 \
+	VPAND c30-32(SP), Y7, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, k2 \
+	VMOVDQU (64*h+32)(SI), Y0 \
+	VPAND c0f-96(SP), Y0, Y15 \
+	VPAND c03-64(SP), Y8, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, k1 \
+	VPSRLW $4, Y0, Y15 \
+	VPAND c0f-96(SP), Y15, Y15 \
+	VPAND c30-32(SP), Y8, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, k3 \
+	VPMOVSXBD (192+8*h)(SI), Y0 \
+	VCVTDQ2PS Y0, Y0 \
+	VMOVUPS Y0, sc
+
+// Q6X4DOT is Q6DOT on the codes at c (the stack) against the activations
+// at aoff(DI) plus the index QI.
+#define Q6X4DOT(c, aoff, QI, dst) \
+	VMOVDQU c, Y15 \
+	VPMADDUBSW aoff(DI)QI, Y15, dst \
+	VPMADDWD Y12, dst, dst
+
+// Q6X4HALF adds half h of the super-block for one activation row (codes
+// index QI, scales index SX) into acc9 (the offsets) and acc10.
+#define Q6X4HALF(h, k0, k1, k2, k3, sc, QI, SX, acc9, acc10) \
+	Q6X4DOT(k0, 128*h, QI, Y6) \
+	Q6X4DOT(k1, 128*h+32, QI, Y7) \
+	VPHADDD Y7, Y6, Y6 \
+	Q6X4DOT(k2, 128*h+64, QI, Y7) \
+	Q6X4DOT(k3, 128*h+96, QI, Y8) \
+	VPHADDD Y8, Y7, Y7 \
+	VPHADDD Y7, Y6, Y8 \
+	VMOVUPS sc, Y0 \
+	VMULPS (32*h)(R8)SX, Y0, Y0 \
+	VMULPS d-128(SP), Y0, Y0 \
+	VFMADD231PS (32*h)(R10)SX, Y0, acc9 \
+	VPERMPS Y0, Y11, Y0 \
+	VCVTDQ2PS Y8, Y8 \
+	VFMADD231PS Y0, Y8, acc10
+
+#define Q6X4ROW(QI, SX, acc9, acc10) \
+	Q6X4HALF(0, h0k0-448(SP), h0k1-416(SP), h0k2-384(SP), h0k3-352(SP), sc0-192(SP), QI, SX, acc9, acc10) \
+	Q6X4HALF(1, h1k0-320(SP), h1k1-288(SP), h1k2-256(SP), h1k3-224(SP), sc1-160(SP), QI, SX, acc9, acc10)
+
+// Q6X4SUM stores a row's sum (acc10 + acc9, reduced as HSUM9) at dst.
+#define Q6X4SUM(acc9, acc10, dst) \
+	VADDPS acc9, acc10, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, dst
+
+// func dotQ6KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+TEXT ·dotQ6KAVX2x4rows(SB), NOSPLIT, $448-88
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU Y0, c0f-96(SP)
+	MOVL $0x03030303, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU Y0, c03-64(SP)
+	MOVL $0x30303030, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU Y0, c30-32(SP)
+	MOVL $0x00010001, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	VMOVDQU ·qk2Idx(SB), Y11
+	MOVQ k+56(FP), R9
+	LEAQ (R9)(R9*2), R15
+	MOVQ ld+64(FP), R14
+	SHLQ $2, R14
+	LEAQ (R14)(R14*2), AX
+	MOVQ ldy+80(FP), BX
+	SHLQ $2, BX
+	XORQ DX, DX
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+72(FP), R11
+	TESTQ R12, R12
+	JEQ q6kx4_end
+q6kx4_row:
+	MOVQ nsb+8(FP), CX
+	MOVQ R13, SI
+	MOVQ qs+32(FP), DI
+	MOVQ s1+40(FP), R8
+	MOVQ s2+48(FP), R10
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+q6kx4_loop:
+	Q6X4UNPACK(0, h0k0-448(SP), h0k1-416(SP), h0k2-384(SP), h0k3-352(SP), sc0-192(SP))
+	Q6X4UNPACK(1, h1k0-320(SP), h1k1-288(SP), h1k2-256(SP), h1k3-224(SP), sc1-160(SP))
+	VPBROADCASTW 208(SI), X6
+	VCVTPH2PS X6, Y6
+	VMOVUPS Y6, d-128(SP)
+	Q6X4ROW((DX*1), (DX*1), Y9, Y10)
+	Q6X4ROW((R9*1), (R14*1), Y2, Y3)
+	Q6X4ROW((R9*2), (R14*2), Y4, Y5)
+	Q6X4ROW((R15*1), (AX*1), Y13, Y14)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R10
+	DECQ CX
+	JNZ q6kx4_loop
+	Q6X4SUM(Y9, Y10, (R11))
+	Q6X4SUM(Y2, Y3, (R11)(BX*1))
+	Q6X4SUM(Y4, Y5, (R11)(BX*2))
+	LEAQ (BX)(BX*2), DX
+	Q6X4SUM(Y13, Y14, (R11)(DX*1))
+	XORQ DX, DX
+	ADDQ $4, R11
+	ADDQ rb+24(FP), R13
+	DECQ R12
+	JNZ q6kx4_row
+q6kx4_end:
+	VZEROUPPER
+	RET

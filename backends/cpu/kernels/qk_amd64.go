@@ -65,7 +65,7 @@ func qkFunc(dt ir.DType, isa ISA) qkSpec {
 	case vnni:
 		return qkSpec{dot: q6K512, dot4: q6K512x4, rows: q6K512rows, rows4: q6K512x4rows}
 	case isa >= AVX2:
-		return qkSpec{dot: q6KAVX2, rows: q6KAVX2rows}
+		return qkSpec{dot: q6KAVX2, rows: q6KAVX2rows, rows4: q6KAVX2x4rows}
 	}
 	return qkSpec{dot: dotQ6KGeneric}
 }
@@ -162,6 +162,14 @@ func dotQ4KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s
 func q4KAVX2x4rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, K, ld int, y []float32, ldy int) {
 	_, _, _, _, _ = w[(nr-1)*rb+nsb*144-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*8-1], s2[3*ld+nsb*8-1], y[3*ldy+nr-1]
 	dotQ4KAVX2x4rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], K, ld, &y[0], ldy)
+}
+
+//go:noescape
+func dotQ6KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
+
+func q6KAVX2x4rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, K, ld int, y []float32, ldy int) {
+	_, _, _, _, _ = w[(nr-1)*rb+nsb*210-1], qs[3*K+nsb*qkSuper-1], s1[3*ld+nsb*16-1], s2[3*ld+nsb*16-1], y[3*ldy+nr-1]
+	dotQ6KAVX2x4rows(nr, nsb, &w[0], rb, &qs[0], &s1[0], &s2[0], K, ld, &y[0], ldy)
 }
 
 func q6KAVX2rows(nr, nsb int, w []byte, rb int, qs []int8, s1, s2 []float32, y []float32) {
