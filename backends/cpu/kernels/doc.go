@@ -37,7 +37,7 @@
 //     float; their prefill takes a task's rows four activation rows at a
 //     time in one call too. With AVX2 and no VNNI, Q8_0 decode runs a
 //     task's rows in one call (dotQ8AVX2rows, two prefetches 16 KiB ahead
-//     a pass of two blocks), and Q8_0 and Q4_K prefill take four
+//     a pass of two blocks), and Q8_0, Q4_K and Q6_K prefill take four
 //     activation rows a call (a block's or super-block's weight side
 //     unpacked once for the four); every row's sum is bit for bit the row
 //     dot product's.

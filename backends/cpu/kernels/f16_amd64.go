@@ -60,16 +60,28 @@ func hpackF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, ds
 func hpackBF16AVX512(kk2 int, w unsafe.Pointer, idx *[32]int32, m0, m1 uint64, dst *float32)
 
 // halfPackFor returns the panel packers for the GEMM over f32
-// micro-kernels (AVX-512 only, whose panels are 32 wide), or nils.
-func halfPackFor(dt ir.DType, isa ISA) (halfPack, halfPackT) {
+// micro-kernels: AVX-512's for panels 32 wide, AVX2's (full panels only)
+// for panels 16 wide.
+func halfPackFor(dt ir.DType, isa ISA) halfPacking {
+	bf := dt == ir.BFloat16
 	switch {
-	case isa < AVX512:
-		return nil, nil
-	case dt == ir.BFloat16:
-		return hpackBF16AVX512, hpackTBF16AVX512
+	case isa >= AVX512 && bf:
+		return halfPacking{pack: hpackBF16AVX512, packT: hpackTBF16AVX512, kb: 16}
+	case isa >= AVX512:
+		return halfPacking{pack: hpackF16AVX512, packT: hpackTF16AVX512, kb: 16}
+	case isa >= AVX2 && bf:
+		return halfPacking{packT: hpackTBF16AVX2, kb: 8}
+	case isa >= AVX2:
+		return halfPacking{packT: hpackTF16AVX2, kb: 8}
 	}
-	return hpackF16AVX512, hpackTF16AVX512
+	return halfPacking{}
 }
+
+//go:noescape
+func hpackTF16AVX2(kb8 int, w unsafe.Pointer, ldw int, dst *float32)
+
+//go:noescape
+func hpackTBF16AVX2(kb8 int, w unsafe.Pointer, ldw int, dst *float32)
 
 //go:noescape
 func hgemvNF16AVX2(k int, w unsafe.Pointer, ldw, groups int, x, y *float32)

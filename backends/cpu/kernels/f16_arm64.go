@@ -29,4 +29,4 @@ func halfKernelsFor(dt ir.DType, isa ISA) halfKernels {
 }
 
 // halfPackFor: no packed GEMM path on arm64 yet.
-func halfPackFor(ir.DType, ISA) (halfPack, halfPackT) { return nil, nil }
+func halfPackFor(ir.DType, ISA) halfPacking { return halfPacking{} }

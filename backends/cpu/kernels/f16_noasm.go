@@ -7,4 +7,4 @@ import "github.com/weftrt/weft/ir"
 // halfKernelsFor selects the generic Go path: no assembly here.
 func halfKernelsFor(ir.DType, ISA) halfKernels { return halfKernels{} }
 
-func halfPackFor(ir.DType, ISA) (halfPack, halfPackT) { return nil, nil }
+func halfPackFor(ir.DType, ISA) halfPacking { return halfPacking{} }

@@ -390,3 +390,102 @@ hpackTBF16AVX512grp:
 hpackTBF16AVX512done:
 	VZEROUPPER
 	RET
+
+// ---- AVX2: the transposing packer of 16-wide panels (the AVX2 SGEMM's
+// panel width). A block of 8 k of 8 weight rows is 8 loads of 8 halves,
+// widened (CVT) to 8 vectors of a row each, and an 8×8 transpose (two
+// unpack stages within 128-bit lanes, then the lanes exchanged) leaves
+// 8 vectors of a k each: the row r..r+7 halves of tile rows k..k+7.
+
+// T8X8 transposes the 8×8 floats in Y0..Y7 (row i in Yi) into Y8..Y15
+// (column j in Y(8+j)), clobbering Y0..Y7.
+#define T8X8 \
+	VUNPCKLPS Y1, Y0, Y8 \
+	VUNPCKHPS Y1, Y0, Y9 \
+	VUNPCKLPS Y3, Y2, Y10 \
+	VUNPCKHPS Y3, Y2, Y11 \
+	VUNPCKLPS Y5, Y4, Y12 \
+	VUNPCKHPS Y5, Y4, Y13 \
+	VUNPCKLPS Y7, Y6, Y14 \
+	VUNPCKHPS Y7, Y6, Y15 \
+	VSHUFPS $0x44, Y10, Y8, Y0 \
+	VSHUFPS $0xEE, Y10, Y8, Y1 \
+	VSHUFPS $0x44, Y11, Y9, Y2 \
+	VSHUFPS $0xEE, Y11, Y9, Y3 \
+	VSHUFPS $0x44, Y14, Y12, Y4 \
+	VSHUFPS $0xEE, Y14, Y12, Y5 \
+	VSHUFPS $0x44, Y15, Y13, Y6 \
+	VSHUFPS $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// CVT8 widens 8 halves (F16) at mem into y; CVTB8 the same for BF16.
+#define CVT8(mem, y) VCVTPH2PS mem, y
+#define CVTB8(mem, y) \
+	VPMOVZXWD mem, y \
+	VPSLLD $16, y, y
+
+// HPACKT16 packs CX blocks of 8 k of a full 16-row panel (rows BX bytes
+// apart from AX) into DI: tile row k holds the 16 rows' k-th elements.
+// The functions load CX, AX, BX and DI from their arguments.
+#define HPACKT16(CVT, lblk, lgrp, ldone) \
+	TESTQ CX, CX \
+	JEQ ldone \
+	LEAQ (BX)(BX*2), R8 \
+	LEAQ (BX)(BX*4), R9 \
+	LEAQ (R8)(BX*4), R10 \
+lblk: \
+	MOVQ AX, SI \
+	MOVQ DI, R11 \
+	MOVQ $2, R12 \
+lgrp: \
+	CVT((SI), Y0) \
+	CVT((SI)(BX*1), Y1) \
+	CVT((SI)(BX*2), Y2) \
+	CVT((SI)(R8*1), Y3) \
+	CVT((SI)(BX*4), Y4) \
+	CVT((SI)(R9*1), Y5) \
+	CVT((SI)(R8*2), Y6) \
+	CVT((SI)(R10*1), Y7) \
+	T8X8 \
+	VMOVUPS Y8, (R11) \
+	VMOVUPS Y9, 64(R11) \
+	VMOVUPS Y10, 128(R11) \
+	VMOVUPS Y11, 192(R11) \
+	VMOVUPS Y12, 256(R11) \
+	VMOVUPS Y13, 320(R11) \
+	VMOVUPS Y14, 384(R11) \
+	VMOVUPS Y15, 448(R11) \
+	LEAQ (SI)(BX*8), SI \
+	ADDQ $32, R11 \
+	DECQ R12 \
+	JNZ lgrp \
+	ADDQ $16, AX \
+	ADDQ $512, DI \
+	DECQ CX \
+	JNZ lblk \
+ldone: \
+	VZEROUPPER \
+	RET
+
+// func hpackTF16AVX2(kb8 int, w unsafe.Pointer, ldw int, dst *float32)
+TEXT ·hpackTF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ kb8+0(FP), CX
+	MOVQ w+8(FP), AX
+	MOVQ ldw+16(FP), BX
+	MOVQ dst+24(FP), DI
+	HPACKT16(CVT8, hp2fblk, hp2fgrp, hp2fdone)
+
+// func hpackTBF16AVX2(kb8 int, w unsafe.Pointer, ldw int, dst *float32)
+TEXT ·hpackTBF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ kb8+0(FP), CX
+	MOVQ w+8(FP), AX
+	MOVQ ldw+16(FP), BX
+	MOVQ dst+24(FP), DI
+	HPACKT16(CVTB8, hp2bblk, hp2bgrp, hp2bdone)
