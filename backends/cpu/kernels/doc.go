@@ -45,8 +45,8 @@
 //     registers (f16.go): a streaming GEMV at one row (a task's groups of
 //     four rows in one call; the AVX2 one prefetches a line a step, 4 KiB
 //     ahead), dot-product kernels for a few rows, and from 32 rows
-//     (AVX-512) K tiles of the weight converted into the SGEMM's panel
-//     layout for its micro-kernels;
+//     (AVX-512, AVX2) K tiles of the weight converted into the SGEMM's
+//     panel layout for its micro-kernels;
 //     on arm64 a NEON GEMV (FCVTL) run once per activation row.
 //   - Convolution (conv.go, conv_t.go, dw.go; kernels from gen_conv.go):
 //     implicit GEMM over a padded input read in place, weights packed
