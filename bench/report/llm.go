@@ -334,9 +334,11 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	}
 	p("No peer runs in this section (llama.cpp is not installed on the bench machine). For\n")
 	p("context only — **quoted from the project's performance targets, not measured in this\n")
-	p("run**: llama.cpp on this machine class at 2 threads decodes the same 110M-parameter Llama in\n")
-	p("Q4_0 (~69 MB of weights) at ~450 tok/s (~31 GB/s, about 80%% of read bandwidth) and prefills\n")
-	p("128 tokens at ~2200 tok/s; its F16 and F32 decode move ~42 GB/s.\n\n")
+	p("run**: on the machine class those targets describe (2-vCPU Zen 5 guests with AVX-512 and\n")
+	p("~38 GB/s of read bandwidth; compare the machine above), llama.cpp at 2 threads decodes the\n")
+	p("same 110M-parameter Llama in Q4_0 (~69 MB of weights) at ~450 tok/s (~31 GB/s, about 80%%\n")
+	p("of read bandwidth) and prefills 128 tokens at ~2200 tok/s; its F16 and F32 decode move\n")
+	p("~42 GB/s.\n\n")
 }
 
 func llmPrefill(rows []LLMResult) string {
