@@ -48,32 +48,14 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 		pool := NewPool(threads)
 		probe := membw.NewProber(threads)
 		for _, K := range []int{896, 4864} {
-			nb := K / qBlock
-			rb := nb * 18
-			rows := (256 << 20) / rb
-			r := rand.New(rand.NewPCG(1, 2))
-			var qa QuantizedActs
-			if err := QuantizeActs(&qa, randFloats(r, K), K, 1, K); err != nil {
-				b.Fatal(err)
-			}
-			w, _ := randQWeights(r, ir.Q4_0, 1024, K)
-			piece, err := slabs.Alloc(rows * rb)
-			if err != nil {
-				b.Fatal(err)
-			}
+			piece, rows, rb, qa := coldQWeights(b, &slabs, ir.Q4_0, K, true)
 			p := piece.B
-			for i := 0; i < rows; i += 1024 {
-				n := min(1024, rows-i)
-				if err := PackQ4RowsTo(p[i*rb:(i+n)*rb], w, n, K); err != nil {
-					b.Fatal(err)
-				}
-			}
 			y := make([]float32, rows)
 			pass := func(md mode) time.Duration {
 				defer func(a, k int) { q4pStreamAhead, q4pKeepAhead = a, k }(q4pStreamAhead, q4pKeepAhead)
 				q4pStreamAhead, q4pKeepAhead = md.ahead, md.ahead
 				t0 := time.Now()
-				if err := QMatMulQ4Packed(pool, p, rows, &qa, y, rows, md.pf); err != nil {
+				if err := QMatMulQ4Packed(pool, p, rows, qa, y, rows, md.pf); err != nil {
 					b.Fatal(err)
 				}
 				return time.Since(t0)
@@ -89,6 +71,36 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 		}
 		pool.Close()
 	}
+}
+
+// coldQWeights returns 256 MB of dt weight rows of K on huge pages
+// (copies of 1024 random rows; with pack, in PackQ4Rows' layout), their
+// number and bytes per row, and one quantized activation row of K.
+func coldQWeights(b *testing.B, slabs *hugemem.Slabs, dt ir.DType, K int, pack bool) (piece *hugemem.Piece, rows, rb int, qa *QuantizedActs) {
+	rb, err := qRowBytes(dt, K)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows = (256 << 20) / rb
+	r := rand.New(rand.NewPCG(1, 2))
+	qa = new(QuantizedActs)
+	if err := QuantizeActs(qa, randFloats(r, K), K, 1, K); err != nil {
+		b.Fatal(err)
+	}
+	w, _ := randQWeights(r, dt, 1024, K)
+	if piece, err = slabs.Alloc(rows * rb); err != nil {
+		b.Fatal(err)
+	}
+	p := piece.B
+	for i := 0; i < rows; i += 1024 {
+		n := min(1024, rows-i)
+		if !pack {
+			copy(p[i*rb:(i+n)*rb], w[:n*rb])
+		} else if err := PackQ4RowsTo(p[i*rb:(i+n)*rb], w, n, K); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return piece, rows, rb, qa
 }
 
 // shareReader returns the probe reader the read-share benchmarks compare

@@ -4,7 +4,6 @@ package kernels
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -27,23 +26,8 @@ func BenchmarkQ8ReadShare(b *testing.B) {
 		probe := membw.NewProber(threads)
 		for _, K := range []int{768, 2048} {
 			nb := K / qBlock
-			rb := nb * 34
-			rows := (256 << 20) / rb
-			r := rand.New(rand.NewPCG(1, 2))
-			var qa QuantizedActs
-			if err := QuantizeActs(&qa, randFloats(r, K), K, 1, K); err != nil {
-				b.Fatal(err)
-			}
-			w, _ := randQWeights(r, ir.Q8_0, 1024, K)
-			piece, err := slabs.Alloc(rows * rb)
-			if err != nil {
-				b.Fatal(err)
-			}
+			piece, rows, rb, qa := coldQWeights(b, &slabs, ir.Q8_0, K, false)
 			p := piece.B
-			for i := 0; i < rows; i += 1024 {
-				n := min(1024, rows-i)
-				copy(p[i*rb:(i+n)*rb], w[:n*rb])
-			}
 			y := make([]float32, rows)
 			dot := qDotFunc(ir.Q8_0, CurrentISA())
 			tr := max(1, min((rows+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
@@ -55,7 +39,7 @@ func BenchmarkQ8ReadShare(b *testing.B) {
 			pass := func(i int) time.Duration {
 				t0 := time.Now()
 				if i == 0 {
-					if err := QMatMul(pool, ir.Q8_0, p, rows, &qa, y, rows); err != nil {
+					if err := QMatMul(pool, ir.Q8_0, p, rows, qa, y, rows); err != nil {
 						b.Fatal(err)
 					}
 				} else {

@@ -15,6 +15,71 @@
 // sum, Y9 the min (Q4_K) or offset (Q6_K) sum; Y12 = int16 ones, Y15 =
 // 0x0F bytes.
 
+// The four-activation-row kernels (dotQ4KAVX2x4rows, dotQ6KAVX2x4rows,
+// below) share their set-up and their rows' ends; their macros stand here,
+// before any function, so that go vet reads their argument names against
+// those kernels' frames.
+//
+// QKX4ARGS loads the strides (R9 = k, R15 = 3·k; R14 = 4·ld, AX = 3·R14;
+// BX = 4·ldy), clears DX (row 0's index), loads the rows, weights and
+// output (R12, R13, R11) and jumps to lend where there are no rows.
+#define QKX4ARGS(lend) \
+	MOVQ k+56(FP), R9 \
+	LEAQ (R9)(R9*2), R15 \
+	MOVQ ld+64(FP), R14 \
+	SHLQ $2, R14 \
+	LEAQ (R14)(R14*2), AX \
+	MOVQ ldy+80(FP), BX \
+	SHLQ $2, BX \
+	XORQ DX, DX \
+	MOVQ nr+0(FP), R12 \
+	MOVQ w+16(FP), R13 \
+	MOVQ y+72(FP), R11 \
+	TESTQ R12, R12 \
+	JEQ lend
+
+// QKX4ROWSTART points SI, DI, R8 and R10 at a weight row's start and the
+// activations', CX at its super-blocks, and clears the accumulators
+// (Y9, Y10), (Y2, Y3), (Y4, a2), (Y13, Y14) of rows 0..3.
+#define QKX4ROWSTART(a2) \
+	MOVQ nsb+8(FP), CX \
+	MOVQ R13, SI \
+	MOVQ qs+32(FP), DI \
+	MOVQ s1+40(FP), R8 \
+	MOVQ s2+48(FP), R10 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS a2, a2, a2 \
+	VXORPS Y13, Y13, Y13 \
+	VXORPS Y14, Y14, Y14
+
+// QKX4SUM stores a row's sum (acc10 op acc9, reduced as HSUM9) at dst.
+#define QKX4SUM(op, acc9, acc10, dst) \
+	op acc9, acc10, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, dst
+
+// QKX4ROWEND stores the four rows' sums (op: VSUBPS for Q4_K's mins,
+// VADDPS for Q6_K's offsets) and moves to the next weight row (label
+// lrow).
+#define QKX4ROWEND(op, a2, lrow) \
+	QKX4SUM(op, Y9, Y10, (R11)) \
+	QKX4SUM(op, Y2, Y3, (R11)(BX*1)) \
+	QKX4SUM(op, Y4, a2, (R11)(BX*2)) \
+	LEAQ (BX)(BX*2), DX \
+	QKX4SUM(op, Y13, Y14, (R11)(DX*1)) \
+	XORQ DX, DX \
+	ADDQ $4, R11 \
+	ADDQ rb+24(FP), R13 \
+	DECQ R12 \
+	JNZ lrow
+
 #define HSUM9(op) \
 	op Y9, Y10, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
@@ -400,15 +465,6 @@ q6ka2r_end:
 	VCVTDQ2PS Y0, Y0 \
 	VFMADD231PS Y5, Y0, acc10
 
-// Q4KX4SUM stores a row's sum (acc10 − acc9, reduced as HSUM9) at dst.
-#define Q4KX4SUM(acc9, acc10, dst) \
-	VSUBPS acc9, acc10, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VMOVSS X0, dst
-
 // func dotQ4KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
 TEXT ·dotQ4KAVX2x4rows(SB), NOSPLIT, $160-88
 	MOVL $0x0F0F0F0F, AX
@@ -425,33 +481,9 @@ TEXT ·dotQ4KAVX2x4rows(SB), NOSPLIT, $160-88
 	VMOVD AX, X0
 	VPBROADCASTD X0, X0
 	VMOVDQU X0, c3f-16(SP)
-	MOVQ k+56(FP), R9
-	LEAQ (R9)(R9*2), R15
-	MOVQ ld+64(FP), R14
-	SHLQ $2, R14
-	LEAQ (R14)(R14*2), AX
-	MOVQ ldy+80(FP), BX
-	SHLQ $2, BX
-	XORQ DX, DX
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ y+72(FP), R11
-	TESTQ R12, R12
-	JEQ q4kx4_end
+	QKX4ARGS(q4kx4_end)
 q4kx4_row:
-	MOVQ nsb+8(FP), CX
-	MOVQ R13, SI
-	MOVQ qs+32(FP), DI
-	MOVQ s1+40(FP), R8
-	MOVQ s2+48(FP), R10
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y11, Y11, Y11
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	QKX4ROWSTART(Y11)
 q4kx4_loop:
 	// The super-block's scales, as dotQ4KAVX2 unpacks them.
 	VMOVDQU 4(SI), X0
@@ -487,16 +519,7 @@ q4kx4_loop:
 	ADDQ $32, R10
 	DECQ CX
 	JNZ q4kx4_loop
-	Q4KX4SUM(Y9, Y10, (R11))
-	Q4KX4SUM(Y2, Y3, (R11)(BX*1))
-	Q4KX4SUM(Y4, Y11, (R11)(BX*2))
-	LEAQ (BX)(BX*2), DX
-	Q4KX4SUM(Y13, Y14, (R11)(DX*1))
-	XORQ DX, DX
-	ADDQ $4, R11
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q4kx4_row
+	QKX4ROWEND(VSUBPS, Y11, q4kx4_row)
 q4kx4_end:
 	VZEROUPPER
 	RET
@@ -574,15 +597,6 @@ q4kx4_end:
 	Q6X4HALF(0, h0k0-448(SP), h0k1-416(SP), h0k2-384(SP), h0k3-352(SP), sc0-192(SP), QI, SX, acc9, acc10) \
 	Q6X4HALF(1, h1k0-320(SP), h1k1-288(SP), h1k2-256(SP), h1k3-224(SP), sc1-160(SP), QI, SX, acc9, acc10)
 
-// Q6X4SUM stores a row's sum (acc10 + acc9, reduced as HSUM9) at dst.
-#define Q6X4SUM(acc9, acc10, dst) \
-	VADDPS acc9, acc10, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VMOVSS X0, dst
-
 // func dotQ6KAVX2x4rows(nr int, nsb int, w *byte, rb int, qs *int8, s1 *float32, s2 *float32, k int, ld int, y *float32, ldy int)
 TEXT ·dotQ6KAVX2x4rows(SB), NOSPLIT, $448-88
 	MOVL $0x0F0F0F0F, AX
@@ -601,33 +615,9 @@ TEXT ·dotQ6KAVX2x4rows(SB), NOSPLIT, $448-88
 	VMOVD AX, X12
 	VPBROADCASTD X12, Y12
 	VMOVDQU ·qk2Idx(SB), Y11
-	MOVQ k+56(FP), R9
-	LEAQ (R9)(R9*2), R15
-	MOVQ ld+64(FP), R14
-	SHLQ $2, R14
-	LEAQ (R14)(R14*2), AX
-	MOVQ ldy+80(FP), BX
-	SHLQ $2, BX
-	XORQ DX, DX
-	MOVQ nr+0(FP), R12
-	MOVQ w+16(FP), R13
-	MOVQ y+72(FP), R11
-	TESTQ R12, R12
-	JEQ q6kx4_end
+	QKX4ARGS(q6kx4_end)
 q6kx4_row:
-	MOVQ nsb+8(FP), CX
-	MOVQ R13, SI
-	MOVQ qs+32(FP), DI
-	MOVQ s1+40(FP), R8
-	MOVQ s2+48(FP), R10
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	QKX4ROWSTART(Y5)
 q6kx4_loop:
 	Q6X4UNPACK(0, h0k0-448(SP), h0k1-416(SP), h0k2-384(SP), h0k3-352(SP), sc0-192(SP))
 	Q6X4UNPACK(1, h1k0-320(SP), h1k1-288(SP), h1k2-256(SP), h1k3-224(SP), sc1-160(SP))
@@ -644,16 +634,7 @@ q6kx4_loop:
 	ADDQ $64, R10
 	DECQ CX
 	JNZ q6kx4_loop
-	Q6X4SUM(Y9, Y10, (R11))
-	Q6X4SUM(Y2, Y3, (R11)(BX*1))
-	Q6X4SUM(Y4, Y5, (R11)(BX*2))
-	LEAQ (BX)(BX*2), DX
-	Q6X4SUM(Y13, Y14, (R11)(DX*1))
-	XORQ DX, DX
-	ADDQ $4, R11
-	ADDQ rb+24(FP), R13
-	DECQ R12
-	JNZ q6kx4_row
+	QKX4ROWEND(VADDPS, Y5, q6kx4_row)
 q6kx4_end:
 	VZEROUPPER
 	RET
