@@ -537,33 +537,30 @@ q4kx4_end:
 // accumulators (Y9, Y10), (Y2, Y3), (Y4, Y5), (Y13, Y14) for rows 0..3;
 // Y11 = qk2Idx, Y12 = int16 ones; Y0, Y6, Y7, Y8 and Y15 scratch.
 
+// Q6X4PAIR builds, from the 32 ql bytes at src and the qh bits in qh
+// (shifted so that a code's two are bits 0–1, and the code k+2 ones bits
+// 4–5), the codes of k (low nibbles) into klo and of k+2 (high nibbles)
+// into khi.
+#define Q6X4PAIR(src, qh, klo, khi) \
+	VMOVDQU src, Y0 \
+	VPAND c0f-96(SP), Y0, Y15 \
+	VPAND c03-64(SP), qh, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, klo \
+	VPSRLW $4, Y0, Y15 \
+	VPAND c0f-96(SP), Y15, Y15 \
+	VPAND c30-32(SP), qh, Y6 \
+	VPOR Y6, Y15, Y15 \
+	VMOVDQU Y15, khi
+
 // Q6X4UNPACK builds half h's codes k = 0..3 into k0..k3 and its scales as
 // floats into sc, as Q6HALF2 and Q6SCALE do.
 #define Q6X4UNPACK(h, k0, k1, k2, k3, sc) \
 	VMOVDQU (128+32*h)(SI), Y7 \
 	VPSRLW $2, Y7, Y8 \
-	VMOVDQU (64*h)(SI), Y0 \
-	VPAND c0f-96(SP), Y0, Y15 \
-	VPAND c03-64(SP), Y7, Y6 \
-	VPSLLW $4, Y6, Y6 \
-	VPOR Y6, Y15, Y15 \
-	VMOVDQU Y15, k0 \
-	VPSRLW $4, Y0, Y15 \
-	VPAND c0f-96(SP), Y15, Y15 \
-	VPAND c30-32(SP), Y7, Y6 \
-	VPOR Y6, Y15, Y15 \
-	VMOVDQU Y15, k2 \
-	VMOVDQU (64*h+32)(SI), Y0 \
-	VPAND c0f-96(SP), Y0, Y15 \
-	VPAND c03-64(SP), Y8, Y6 \
-	VPSLLW $4, Y6, Y6 \
-	VPOR Y6, Y15, Y15 \
-	VMOVDQU Y15, k1 \
-	VPSRLW $4, Y0, Y15 \
-	VPAND c0f-96(SP), Y15, Y15 \
-	VPAND c30-32(SP), Y8, Y6 \
-	VPOR Y6, Y15, Y15 \
-	VMOVDQU Y15, k3 \
+	Q6X4PAIR((64*h)(SI), Y7, k0, k2) \
+	Q6X4PAIR((64*h+32)(SI), Y8, k1, k3) \
 	VPMOVSXBD (192+8*h)(SI), Y0 \
 	VCVTDQ2PS Y0, Y0 \
 	VMOVUPS Y0, sc
