@@ -57,14 +57,19 @@
 	MOVQ d+24(FP), R8 \
 	MOVQ nsum+32(FP), R9
 
-// HSUM adds Y0 and Y8 and returns the horizontal sum.
-#define HSUM \
+// HSUMTO adds Y0 and Y8 and stores the horizontal sum at dst (X1 is
+// scratch).
+#define HSUMTO(dst) \
 	VADDPS Y8, Y0, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS X1, X0, X0 \
 	VHADDPS X0, X0, X0 \
 	VHADDPS X0, X0, X0 \
-	VMOVSS X0, ret+40(FP) \
+	VMOVSS X0, dst
+
+// HSUM returns HSUMTO's sum.
+#define HSUM \
+	HSUMTO(ret+40(FP)) \
 	VZEROUPPER \
 	RET
 
@@ -247,12 +252,7 @@ q8ar_tail:
 	JEQ q8ar_done
 	Q8_AVX2(0, 0, 0, Y0)
 q8ar_done:
-	VADDPS Y8, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMOVSS X0, (R11)
+	HSUMTO((R11))
 	ADDQ $4, R11
 	ADDQ rb+24(FP), R13
 	DECQ R12
