@@ -85,12 +85,15 @@ func buildKVCacheUpdate(s *nodeSpec) intoKernel {
 				}
 			}
 		}
+		// Head by head: a head's new rows are consecutive in the input,
+		// and its cache rows at consecutive positions are too (a prompt's),
+		// so both sides stream. Positions repeated within a call keep the
+		// last row written, in token order, either way.
 		for b := 0; b < B; b++ {
-			for si := 0; si < S; si++ {
-				p := int(ps[b*S+si])
-				for h := 0; h < H; h++ {
+			for h := 0; h < H; h++ {
+				for si := 0; si < S; si++ {
 					x := src[((b*H+h)*S+si)*D : ((b*H+h)*S+si+1)*D]
-					at := ((b*H+h)*P + p) * rb
+					at := ((b*H+h)*P + int(ps[b*S+si])) * rb
 					storeKVRow(dt, cache[at:at+rb], x)
 				}
 			}
