@@ -379,7 +379,8 @@ func TestIntoBuilderPriority(t *testing.T) {
 }
 
 // TestIntoFusedChain runs Fused elementwise bodies (as passes/fuse_chain
-// builds them) through the chain interpreter and the reference.
+// builds them) through the chain interpreter (the SwiGLU bodies through
+// buildFastSiLUMul's kernel) and the reference.
 func TestIntoFusedChain(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	type bodyFn func(body *ir.Graph, in []*ir.Value) *ir.Value
@@ -424,6 +425,14 @@ func TestIntoFusedChain(t *testing.T) {
 		{"column broadcast", []*ir.Tensor{randF32(r, 37, 1), randF32(r, 37, 600), randF32(r, 60, 1, 1)}, []int64{60, 37, 600}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
 			m := op(b, "Mul", ir.Float32, []int64{37, 600}, nil, in[0], in[1])
 			return op(b, "Sub", ir.Float32, []int64{60, 37, 600}, nil, m, in[2])
+		}},
+		// SwiGLU (buildFastSiLUMul): both orders of the product, one
+		// block and several with a tail (the pool).
+		{"swiglu", []*ir.Tensor{randF32(r, 3, 7), randF32(r, 3, 7)}, []int64{3, 7}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			return op(b, "Mul", ir.Float32, []int64{3, 7}, nil, op(b, "SiLU", ir.Float32, []int64{3, 7}, nil, in[0]), in[1])
+		}},
+		{"swiglu up first", []*ir.Tensor{randF32(r, 5, 2051), randF32(r, 5, 2051)}, []int64{5, 2051}, ir.Float32, func(b *ir.Graph, in []*ir.Value) *ir.Value {
+			return op(b, "Mul", ir.Float32, []int64{5, 2051}, nil, in[0], op(b, "SiLU", ir.Float32, []int64{5, 2051}, nil, in[1]))
 		}},
 		{"bool output", []*ir.Tensor{randF32(r, 2, 5), randF32(r, 5), randF32(r, 2, 1)}, []int64{2, 5}, ir.Bool, func(b *ir.Graph, in []*ir.Value) *ir.Value {
 			lt := op(b, "Less", ir.Bool, []int64{2, 5}, nil, in[0], in[1])
