@@ -10,7 +10,7 @@
 //	weft generate MODEL.gguf|MODEL.bin [-p TEXT|IDS] [-n N] [--ids] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop IDS] [--ctx N] [--kv-type f16|f32|q8_0] [--overflow stop|slide]
 //	weft chat MODEL.gguf [--system TEXT] [--format chatml|llama-2|llama-3] [--ctx N] [--kv-type f16|f32|q8_0]
 //	weft bench MODEL.gguf [--prefill N] [--decode N] [--kv-type f16|f32|q8_0] [--json]
-//	weft quantize IN.gguf OUT.gguf --type q4_0|q8_0|q4_k [--policy default|all|ffn-only]
+//	weft quantize IN.gguf OUT.gguf --type q4_0|q8_0|q4_k|q6_k|q4_k_m [--policy default|all|ffn-only]
 //	weft tokenize MODEL.gguf [--add-special] [--parse-special] [--decode] TEXT|-
 //	weft plan MODEL [--target cpu,vulkan] [--profile NAME|FILE] [--place RULE]... [--dot FILE] [--html FILE]
 //	weft calibrate [-o profile.json]

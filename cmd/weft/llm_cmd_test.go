@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftrt/weft/frontend/gguf"
+	"github.com/weftrt/weft/frontend/llama"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/ir/quant"
 	"github.com/weftrt/weft/tokenizer"
@@ -387,4 +388,66 @@ func TestTextStreamLong(t *testing.T) {
 	}
 	require.NoError(t, s.flush())
 	require.Equal(t, want, out.String())
+}
+
+// TestQuantizeKMix: q6_k and llama.cpp's q4_k_m on a model whose rows are
+// whole super-blocks (dim 256, 8 layers): q4_k_m puts output.weight and,
+// in layers 0, 3, 6 and 7 (the first and last eighth and every third one
+// between), attn_v and ffn_down in Q6_K and every other selected matrix
+// in Q4_K, with each tensor's bytes as quant.Quantize writes them; both
+// files generate.
+func TestQuantizeKMix(t *testing.T) {
+	cfg := llama.Config{Dim: 256, HiddenDim: 512, Layers: 8, Heads: 4, KVHeads: 2, Vocab: 300, MaxSeq: 64, RopeTheta: 10000, NormEps: 1e-5}
+	gw, err := llama.RandomGGUF(cfg, ir.Float32, 3)
+	require.NoError(t, err)
+	in := filepath.Join(t.TempDir(), "k.gguf")
+	require.NoError(t, gw.WriteFile(in))
+	fi, err := gguf.Open(in)
+	require.NoError(t, err)
+	defer fi.Close()
+	for _, tc := range []struct {
+		typ      string
+		fileType int
+		want     func(name string) ir.DType
+	}{
+		{"q6_k", 18, func(string) ir.DType { return ir.Q6_K }},
+		{"q4_k_m", 15, func(name string) ir.DType {
+			for _, l := range []string{"0", "3", "6", "7"} {
+				if name == "blk."+l+".attn_v.weight" || name == "blk."+l+".ffn_down.weight" {
+					return ir.Q6_K
+				}
+			}
+			if name == "output.weight" {
+				return ir.Q6_K
+			}
+			return ir.Q4_K
+		}},
+	} {
+		out := filepath.Join(t.TempDir(), tc.typ+".gguf")
+		code, _, errOut := cli(t, "quantize", in, out, "--type", tc.typ, "--policy", "all", "-q")
+		require.Equal(t, 0, code, errOut)
+		fo, err := gguf.Open(out)
+		require.NoError(t, err)
+		ft, err := fo.Int("general.file_type")
+		require.NoError(t, err)
+		require.EqualValues(t, tc.fileType, ft, tc.typ)
+		for _, info := range fi.Tensors {
+			a, err := fi.Tensor(info.Name)
+			require.NoError(t, err)
+			b, err := fo.Tensor(info.Name)
+			require.NoError(t, err)
+			if len(a.Shape) != 2 {
+				require.Equal(t, a.Data, b.Data, info.Name)
+				continue
+			}
+			dt := tc.want(info.Name)
+			require.Equal(t, dt, b.DType, "%s %s", tc.typ, info.Name)
+			want, err := quant.Quantize(a, dt)
+			require.NoError(t, err)
+			require.Equal(t, want.Data, b.Data, info.Name)
+		}
+		fo.Close()
+		code, _, errOut = cli(t, "generate", out, "--ids", "-p", "1 2 3", "-n", "4")
+		require.Equal(t, 0, code, errOut)
+	}
 }

@@ -40,8 +40,8 @@ func newMkLLMCmd() *cobra.Command {
 			"numbers from --seed (the same flags give the same file), laid out as\n" +
 			"llama.cpp writes them (arch llama, or qwen2 with NeoX RoPE and q/k/v\n" +
 			"biases), matrices in --type (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,\n" +
-			"q4_k), with a synthetic SentencePiece vocabulary. Its output is noise: it\n" +
-			"measures speed and memory, not quality.",
+			"q4_k or q6_k), with a synthetic SentencePiece vocabulary. Its output is\n" +
+			"noise: it measures speed and memory, not quality.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {

@@ -33,7 +33,7 @@ func GenerateGGUF(cfg Config, dtype ir.DType, seed uint64, path string) error {
 // give the same bytes), written the way llama.cpp's converter writes
 // them: arch "llama" (or "qwen2" when cfg.RopeNeoX and cfg.AttnBias are
 // set), matrices [out, in] in dtype (f32, f16, bf16, q8_0, q4_0, q4_1,
-// q5_0, q5_1 or q4_k), norms and biases f32, output.weight present unless
+// q5_0, q5_1, q4_k or q6_k), norms and biases f32, output.weight present unless
 // cfg.TiedEmbeddings. It carries a synthetic SentencePiece vocabulary
 // (see SyntheticVocab) so that text prompts work. Models like this are for
 // tests and benchmarks: their output is noise.
@@ -42,7 +42,7 @@ func RandomGGUF(cfg Config, dtype ir.DType, seed uint64) (*gguf.Writer, error) {
 		return nil, err
 	}
 	switch {
-	case dtype == ir.Float32 || dtype == ir.Float16 || dtype == ir.BFloat16 || dtype == ir.Q4_K:
+	case dtype == ir.Float32 || dtype == ir.Float16 || dtype == ir.BFloat16 || dtype == ir.Q4_K || dtype == ir.Q6_K:
 	case quantizedMatMul[dtype]:
 	default:
 		return nil, fmt.Errorf("llama: generate: %w weight type %v", ir.ErrUnsupported, dtype)

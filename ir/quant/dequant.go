@@ -54,11 +54,18 @@ func DecodeRow(dt ir.DType, dst []float32, src []byte) error {
 	return DequantizeRow(dt, dst, src)
 }
 
+// Encodable reports whether EncodeRow (and Quantize) can write dt: the
+// Supported types, Q4_K and Q6_K.
+func Encodable(dt ir.DType) bool { return Supported(dt) || dt == ir.Q4_K || dt == ir.Q6_K }
+
 // EncodeRow encodes x into dst in the block format dt: a Supported type
-// (see QuantizeRow) or Q4_K (see QuantizeRowQ4K).
+// (see QuantizeRow), Q4_K (see QuantizeRowQ4K) or Q6_K (QuantizeRowQ6K).
 func EncodeRow(dt ir.DType, dst []byte, x []float32) error {
-	if dt == ir.Q4_K {
+	switch dt {
+	case ir.Q4_K:
 		return QuantizeRowQ4K(dst, x)
+	case ir.Q6_K:
+		return QuantizeRowQ6K(dst, x)
 	}
 	return QuantizeRow(dt, dst, x)
 }

@@ -29,8 +29,8 @@
 // a panic); callers that care check the relative error.
 //
 // The 256-element K-quant super-blocks (Q4_K, Q5_K, Q6_K) are decoded in
-// kquant.go, whose comment gives their layouts; Q4_K also has an encoder
-// (weft's own min/max one, not ggml's iterative search). Dequantize and
+// kquant.go, whose comment gives their layouts; Q4_K and Q6_K also have
+// encoders (weft's own min/max ones, not ggml's iterative search). Dequantize and
 // DecodeRow cover every dtype GGUF weights come in: f32, f16, bf16, the
 // 32-element formats and the K-quants.
 //

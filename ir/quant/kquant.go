@@ -172,6 +172,54 @@ func encQ4_K(dst []byte, x []float32) {
 	}
 }
 
+// Q6_K encoding, weft's own too: per 16-element sub-block the element of
+// largest magnitude maps to code −32 (the end of [−32, 31] with the most
+// room), the sub-block scales go to int8 against the super-block's
+// largest (which becomes −128), and every element rounds against its
+// scale as decoded, clamped to the 6-bit range.
+
+func encQ6_K(dst []byte, x []float32) {
+	clear(dst[:210])
+	var scale [16]float32
+	var maxScale float32 // the sub-block scale of largest magnitude, signed
+	for s := 0; s < 16; s++ {
+		m := signedMax(x[16*s : 16*s+16])
+		if math.IsNaN(float64(m)) || math.IsInf(float64(m), 0) {
+			m = 0 // non-finite input: unspecified codes, no panic
+		}
+		scale[s] = -m / 32
+		if abs32(scale[s]) > abs32(maxScale) {
+			maxScale = scale[s]
+		}
+	}
+	d := -maxScale / 128
+	putF16(dst[208:], d)
+	d = f16(dst[208:]) // as decoded, so the codes below match the decoder
+	id := inv(d)
+	ql, qh, sc := dst[0:128], dst[128:192], dst[192:208]
+	for s := 0; s < 16; s++ {
+		v := float32(math.Round(float64(scale[s] * id)))
+		v = max(-128, min(127, v))
+		sc[s] = byte(int8(v))
+		ids := inv(d * v)
+		for i := 16 * s; i < 16*s+16; i++ {
+			q := float32(math.Round(float64(x[i] * ids)))
+			if q != q { // NaN
+				q = 0
+			}
+			c := uint8(max(-32, min(31, q)) + 32)
+			h, r := i/128, i%128
+			k, l := r/32, r%32
+			j := 64*h + l
+			if k%2 == 1 {
+				j += 32
+			}
+			ql[j] |= c & 0x0f << (4 * (k / 2))
+			qh[32*h+l] |= c >> 4 << (2 * k)
+		}
+	}
+}
+
 // kRowCheck validates a row of n elements of the K-quant dt in b bytes.
 func kRowCheck(dt ir.DType, n, b int) error {
 	if n%SuperBlockSize != 0 {
@@ -195,6 +243,18 @@ func decodeK(dt ir.DType, dst []float32, src []byte) error {
 	bb := dt.BlockBytes()
 	for i := 0; i < len(dst)/SuperBlockSize; i++ {
 		dec(dst[i*SuperBlockSize:(i+1)*SuperBlockSize], src[i*bb:(i+1)*bb])
+	}
+	return nil
+}
+
+// QuantizeRowQ6K encodes x (a multiple of 256 elements) into dst
+// (ir.Q6_K.Bytes(len(x)) bytes) as Q6_K super-blocks.
+func QuantizeRowQ6K(dst []byte, x []float32) error {
+	if err := kRowCheck(ir.Q6_K, len(x), len(dst)); err != nil {
+		return err
+	}
+	for i := 0; i < len(x)/SuperBlockSize; i++ {
+		encQ6_K(dst[i*210:(i+1)*210], x[i*SuperBlockSize:(i+1)*SuperBlockSize])
 	}
 	return nil
 }

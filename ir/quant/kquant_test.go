@@ -219,3 +219,51 @@ func BenchmarkDecodeK(b *testing.B) {
 		})
 	}
 }
+
+func TestQ6KQuantize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := map[string]func(i int) float32{
+		"gaussian": func(int) float32 { return float32(rng.NormFloat64()) },
+		"positive": func(int) float32 { return float32(rng.Float64()*3 + 1) },
+		"ramp":     func(i int) float32 { return float32(i%256)/8 - 10 },
+		"outliers": func(i int) float32 {
+			if i%97 == 0 {
+				return 40
+			}
+			return float32(rng.NormFloat64()) * 0.01
+		},
+		"zeros": func(int) float32 { return 0 },
+	}
+	for name, gen := range cases {
+		x := make([]float32, 4*256)
+		for i := range x {
+			x[i] = gen(i)
+		}
+		b := make([]byte, ir.Q6_K.Bytes(int64(len(x))))
+		require.NoError(t, QuantizeRowQ6K(b, x), name)
+		y := make([]float32, len(x))
+		require.NoError(t, DecodeRow(ir.Q6_K, y, b), name)
+		// 6-bit codes: the squared error stays under 1e-3 of the signal's.
+		e := RelError(x, y)
+		require.Less(t, e, 1e-3, "%s: relative error %g", name, e)
+		// Every element within one step of its sub-block's decoded scale,
+		// plus what the scale's own rounding to int8 costs at the ends.
+		for s := 0; s < len(x)/16; s++ {
+			blk := b[s/16*210:]
+			ds := math.Abs(float64(f16(blk[208:]) * float32(int8(blk[192+s%16]))))
+			amax := math.Abs(float64(signedMax(x[16*s : 16*s+16])))
+			for i := 16 * s; i < 16*s+16; i++ {
+				bound := ds + 32*math.Abs(amax/32-ds) + 1e-6*math.Abs(float64(x[i])) + 1e-9
+				require.LessOrEqual(t, math.Abs(float64(x[i]-y[i])), bound, "%s element %d", name, i)
+			}
+		}
+	}
+	// EncodeRow takes Q6_K too; non-finite input must not panic; a row of
+	// a partial super-block is an error.
+	x := make([]float32, 256)
+	x[3] = float32(math.NaN())
+	x[9] = float32(math.Inf(-1))
+	require.NoError(t, EncodeRow(ir.Q6_K, make([]byte, 210), x))
+	require.Error(t, QuantizeRowQ6K(make([]byte, 210), make([]float32, 32)))
+	require.Error(t, QuantizeRowQ6K(make([]byte, 200), make([]float32, 256)))
+}

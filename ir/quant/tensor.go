@@ -40,7 +40,7 @@ func floatRows(t *ir.Tensor) (vals []float32, rows, cols int, err error) {
 // format dt (a Supported type or Q4_K) along its last dimension, which must
 // be a multiple of dt's block size. The result has t's shape and dtype dt.
 func Quantize(t *ir.Tensor, dt ir.DType) (*ir.Tensor, error) {
-	if !Supported(dt) && dt != ir.Q4_K {
+	if !Encodable(dt) {
 		return nil, fmt.Errorf("quant: %w: no codec for %v", ir.ErrUnsupported, dt)
 	}
 	vals, rows, cols, err := floatRows(t)
