@@ -7,7 +7,7 @@ SUITES    := $(addprefix $(ONNX_DATA)/,node pytorch-converted pytorch-operator s
 BASELINE  := conformance/baseline.json
 FUZZTIME  ?= 20s
 # Fuzz targets run by `make test`, as package:FuzzName.
-FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./frontend/gguf/:FuzzParse ./tokenizer/:FuzzEncode ./tokenizer/:FuzzReadGGUFVocab
+FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./ir/quant/:FuzzKQuantize ./frontend/gguf/:FuzzParse ./tokenizer/:FuzzEncode ./tokenizer/:FuzzReadGGUFVocab
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test testdeps fmt-check vet crossbuild unit arm64test conformance fuzz conformance-doc bench build
