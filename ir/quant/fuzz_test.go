@@ -10,6 +10,25 @@ import (
 
 var fuzzTypes = []ir.DType{ir.Q8_0, ir.Q4_0, ir.Q4_1, ir.Q5_0, ir.Q5_1}
 
+// fuzzFloats reads data as little-endian float32s, whole blocks of block
+// elements and at most most of them (none where it holds no whole block or
+// more), and reports whether every value is finite, below 1e4 in
+// magnitude and either 0 or above tiny.
+func fuzzFloats(data []byte, block, most int, tiny float64) (x []float32, finite bool) {
+	n := len(data) / 4 / block * block
+	if n == 0 || n > most*block {
+		return nil, false
+	}
+	x = make([]float32, n)
+	finite = true
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		v := math.Abs(float64(x[i]))
+		finite = finite && !math.IsNaN(v) && v < 1e4 && (v == 0 || v > tiny)
+	}
+	return x, finite
+}
+
 // FuzzRoundTrip encodes arbitrary float32 blocks in every format: nothing
 // panics, any bytes decode, and finite blocks of moderate range decode to
 // within the format's step of the input.
@@ -24,16 +43,10 @@ func FuzzRoundTrip(f *testing.F) {
 	binary.LittleEndian.PutUint32(nan, 0x7fc00000)
 	f.Add(nan)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n := len(data) / 4 / BlockSize * BlockSize
-		if n == 0 || n > 64*BlockSize {
+		x, finite := fuzzFloats(data, BlockSize, 64, 1e-3)
+		n := len(x)
+		if n == 0 {
 			return
-		}
-		x := make([]float32, n)
-		finite := true
-		for i := range x {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-			v := float64(x[i])
-			finite = finite && !math.IsNaN(v) && math.Abs(v) < 1e4 && (v == 0 || math.Abs(v) > 1e-3)
 		}
 		for _, dt := range fuzzTypes {
 			b := make([]byte, dt.Bytes(int64(n)))
@@ -81,16 +94,10 @@ func FuzzKQuantize(f *testing.F) {
 	binary.LittleEndian.PutUint32(nan[40:], 0x7fc00000)
 	f.Add(nan)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n := len(data) / 4 / SuperBlockSize * SuperBlockSize
-		if n == 0 || n > 8*SuperBlockSize {
+		x, finite := fuzzFloats(data, SuperBlockSize, 8, 0)
+		n := len(x)
+		if n == 0 {
 			return
-		}
-		x := make([]float32, n)
-		finite := true
-		for i := range x {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-			v := float64(x[i])
-			finite = finite && !math.IsNaN(v) && math.Abs(v) < 1e4
 		}
 		for _, dt := range []ir.DType{ir.Q4_K, ir.Q6_K} {
 			b := make([]byte, dt.Bytes(int64(n)))
