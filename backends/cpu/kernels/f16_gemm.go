@@ -157,21 +157,10 @@ func (j *hpJob) Task(_, t int) {
 				rows := min(j.mr, mcb-ir)
 				c := j.c[(i0+ir)*j.ldc+n0 : (i0+ir+rows-1)*j.ldc+n0+ncols] // bounds of the tile
 				fn := archKernel(j.isa, j.nr, rows)
-				if ncols < j.nr && j.pack == nil {
+				if ncols < j.nr && j.isa != AVX512 {
 					// A kernel without column masks (AVX2) writes whole
-					// panels: the last one goes aside, then its columns.
-					aside := s.c[:rows*j.nr]
-					fn(kcb, &apk[ir*kcb], &tile[0], &aside[0], j.nr, 0, 0)
-					for r := 0; r < rows; r++ {
-						src, dst := aside[r*j.nr:r*j.nr+ncols], c[r*j.ldc:r*j.ldc+ncols]
-						if iacc == 0 {
-							copy(dst, src)
-							continue
-						}
-						for i, v := range src {
-							dst[i] += v
-						}
-					}
+					// panels: the last one goes aside (sgemm's edge).
+					edgeTile(fn, rows, ncols, j.nr, kcb, apk[ir*kcb:], tile, c, j.ldc, iacc == 1, s.c[:rows*j.nr])
 					continue
 				}
 				fn(kcb, &apk[ir*kcb], &tile[0], &c[0], j.ldc, mask, iacc)
@@ -200,23 +189,12 @@ func (j *hpJob) convert(tile []float32, n0, ncols, k0, kcb int) {
 	}
 	if kcb%2 == 1 {
 		// The last k of an odd block: a pair would read past the row.
-		kk := kcb - 1
-		row := tile[kk*j.nr : (kk+1)*j.nr]
-		clear(row[ncols:])
-		for c := 0; c < ncols; c++ {
-			b := j.w[2*((n0+c)*j.K+k0+kk):]
-			h := uint16(b[0]) | uint16(b[1])<<8
-			if j.bf16 {
-				row[c] = ir.BF16ToF32(h)
-			} else {
-				row[c] = ir.F16ToF32(h)
-			}
-		}
+		j.convertGo(tile, n0, ncols, k0, kcb-1, kcb)
 	}
 }
 
 // convertGo is convert's loop in Go for tile rows [k1, kcb) (the rows
-// the packer left: a k tail, or a whole partial panel).
+// the packers left: a k tail, or a whole partial panel without pack).
 func (j *hpJob) convertGo(tile []float32, n0, ncols, k0, k1, kcb int) {
 	for kk := k1; kk < kcb; kk++ {
 		row := tile[kk*j.nr : (kk+1)*j.nr]

@@ -446,20 +446,25 @@ func (j *sgemmJob) micro(rows, ncols, kcb int, ap, bp, c []float32, acc bool, s 
 	case ncols == j.nr:
 		fn(kcb, &ap[0], &bp[0], &c[0], j.ldc, 0, iacc)
 	default:
-		// Column edge without masks: compute the full tile aside, then
-		// add or copy the valid columns.
-		t := s.tile[:rows*j.nr]
-		fn(kcb, &ap[0], &bp[0], &t[0], j.nr, 0, 0)
-		for r := 0; r < rows; r++ {
-			src := t[r*j.nr : r*j.nr+ncols]
-			dst := c[r*j.ldc : r*j.ldc+ncols]
-			if acc {
-				for i, v := range src {
-					dst[i] += v
-				}
-			} else {
-				copy(dst, src)
+		edgeTile(fn, rows, ncols, j.nr, kcb, ap, bp, c, j.ldc, acc, s.tile[:rows*j.nr])
+	}
+}
+
+// edgeTile runs kernel fn, which has no column masks, for a rows×ncols
+// tile at a column edge (ncols < nr): the full rows×nr tile into t, then
+// its valid columns added to (acc) or copied into c (leading dimension
+// ldc).
+func edgeTile(fn func(k int, a, b, c *float32, ldc int, mask uint32, acc int), rows, ncols, nr, kcb int, ap, bp, c []float32, ldc int, acc bool, t []float32) {
+	fn(kcb, &ap[0], &bp[0], &t[0], nr, 0, 0)
+	for r := 0; r < rows; r++ {
+		src := t[r*nr : r*nr+ncols]
+		dst := c[r*ldc : r*ldc+ncols]
+		if acc {
+			for i, v := range src {
+				dst[i] += v
 			}
+		} else {
+			copy(dst, src)
 		}
 	}
 }
