@@ -107,7 +107,7 @@ func qDotFunc(dt ir.DType, isa ISA) qDot {
 // the weight type and ISA level (the same sums bit for bit, with the
 // decode GEMV's prefetch), or nil where there is none.
 func qDotRowsFunc(dt ir.DType, isa ISA) qDotRows {
-	if dt == ir.Q8_0 && isa >= AVX2 && !(isa >= AVX512 && hasVNNI) {
+	if q8AVX2Plain(dt, isa) {
 		return q8AVX2rows
 	}
 	return nil
@@ -116,10 +116,16 @@ func qDotRowsFunc(dt ir.DType, isa ISA) qDotRows {
 // qDotRows4Func returns qDotRowsFunc's kernel for four activation rows at
 // once (each row's sums bit for bit the one-row kernel's), or nil.
 func qDotRows4Func(dt ir.DType, isa ISA) qDotRows4 {
-	if dt == ir.Q8_0 && isa >= AVX2 && !(isa >= AVX512 && hasVNNI) {
+	if q8AVX2Plain(dt, isa) {
 		return q8AVX2x4rows
 	}
 	return nil
+}
+
+// q8AVX2Plain reports whether qDotFunc's kernel for dt at isa is dotQ8AVX2,
+// the one the many-rows kernels reproduce.
+func q8AVX2Plain(dt ir.DType, isa ISA) bool {
+	return dt == ir.Q8_0 && isa >= AVX2 && !(isa >= AVX512 && hasVNNI)
 }
 
 func q8AVX2x4rows(nr, nb int, w []byte, rb int, qs []int8, d []float32, y []float32, ldy int) {
