@@ -249,24 +249,21 @@ func decodeK(dt ir.DType, dst []float32, src []byte) error {
 
 // QuantizeRowQ6K encodes x (a multiple of 256 elements) into dst
 // (ir.Q6_K.Bytes(len(x)) bytes) as Q6_K super-blocks.
-func QuantizeRowQ6K(dst []byte, x []float32) error {
-	if err := kRowCheck(ir.Q6_K, len(x), len(dst)); err != nil {
-		return err
-	}
-	for i := 0; i < len(x)/SuperBlockSize; i++ {
-		encQ6_K(dst[i*210:(i+1)*210], x[i*SuperBlockSize:(i+1)*SuperBlockSize])
-	}
-	return nil
-}
+func QuantizeRowQ6K(dst []byte, x []float32) error { return encodeK(ir.Q6_K, encQ6_K, dst, x) }
 
 // QuantizeRowQ4K encodes x (a multiple of 256 elements) into dst
 // (ir.Q4_K.Bytes(len(x)) bytes) as Q4_K super-blocks.
-func QuantizeRowQ4K(dst []byte, x []float32) error {
-	if err := kRowCheck(ir.Q4_K, len(x), len(dst)); err != nil {
+func QuantizeRowQ4K(dst []byte, x []float32) error { return encodeK(ir.Q4_K, encQ4_K, dst, x) }
+
+// encodeK encodes x into dst super-block by super-block with enc, the
+// encoder of the K-quant dt.
+func encodeK(dt ir.DType, enc func(dst []byte, x []float32), dst []byte, x []float32) error {
+	if err := kRowCheck(dt, len(x), len(dst)); err != nil {
 		return err
 	}
+	bb := dt.BlockBytes()
 	for i := 0; i < len(x)/SuperBlockSize; i++ {
-		encQ4_K(dst[i*144:(i+1)*144], x[i*SuperBlockSize:(i+1)*SuperBlockSize])
+		enc(dst[i*bb:(i+1)*bb], x[i*SuperBlockSize:(i+1)*SuperBlockSize])
 	}
 	return nil
 }

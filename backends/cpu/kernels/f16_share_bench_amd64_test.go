@@ -19,8 +19,9 @@ import (
 // of one activation row over 256 MB of cold f16 weights on huge pages
 // (rows of K, the threads' pool splitting them as in a decode step), then
 // one pass of the probe (membw's widest vector reader over its own
-// 256 MB, same threads: shareReader); the share is the median over rounds of the GEMV's rate
-// against the faster of the probe passes either side of it.
+// 256 MB, same threads: shareReader); the share is the median over
+// rounds of the GEMV's rate against the faster of the probe passes either
+// side of it.
 func BenchmarkF16ReadShare(b *testing.B) {
 	reader := shareReader(b)
 	var slabs hugemem.Slabs
