@@ -18,8 +18,18 @@ demo: build
 	$(BIN)/weft run --example mlp -O2
 	$(BIN)/weft generate examples/tinyllama/tinyllama.gguf -p "Q: How many programmers does it take" -n 64
 
+# The Vulkan backend is cgo against the Vulkan headers (Debian libvulkan-dev).
+# Without them the CLI builds without cgo, CPU only, and says so: the demo
+# needs no GPU package.
+VULKAN_H := $(shell printf '\043include <vulkan/vulkan.h>\n' | $${CC:-cc} -E -x c - >/dev/null 2>&1 && echo yes)
+
 build:
+ifeq ($(VULKAN_H),yes)
 	$(GO) build -o $(BIN)/weft ./cmd/weft
+else
+	@echo "build: no Vulkan headers (Debian libvulkan-dev): building the CPU-only CLI (CGO_ENABLED=0)"
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/weft ./cmd/weft
+endif
 
 ## test: everything CI runs — formatting, vet, unit tests, ONNX conformance against the baseline, fuzzing
 test: testdeps fmt-check vet crossbuild unit arm64test conformance fuzz
