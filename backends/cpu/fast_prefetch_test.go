@@ -14,7 +14,8 @@ import (
 
 // TestPrefetchFor checks streamPrefetch's rule: weights are streamed
 // non-temporally only where more pass through each die's last-level cache
-// than it holds, with maxDieCache for an unknown cache.
+// than it holds, with maxDieCache for an unknown cache, and only on a CPU
+// where the hint pays.
 func TestPrefetchFor(t *testing.T) {
 	const mb = 1 << 20
 	for _, c := range []struct {
@@ -32,7 +33,9 @@ func TestPrefetchFor(t *testing.T) {
 		{2 * maxDieCache, 0, 2, kernels.PrefetchKeep},
 		{0, 32 * mb, 0, kernels.PrefetchKeep},
 	} {
-		require.Equal(t, c.want, prefetchFor(c.bytes, c.llc, c.dies), "%d bytes, LLC %d, %d dies", c.bytes, c.llc, c.dies)
+		require.Equal(t, c.want, prefetchFor(c.bytes, c.llc, c.dies, true), "%d bytes, LLC %d, %d dies", c.bytes, c.llc, c.dies)
+		// Where the hint does not pay, every stream is kept.
+		require.Equal(t, kernels.PrefetchKeep, prefetchFor(c.bytes, c.llc, c.dies, false), "%d bytes, LLC %d, %d dies, no stream hint", c.bytes, c.llc, c.dies)
 	}
 }
 

@@ -71,7 +71,8 @@ type weightCopy struct {
 
 // streamPrefetch is how the decode kernels of a plan that streams bytes
 // of weights a run, on workers that sit on different dies where far,
-// prefetch them: PrefetchStream where more bytes pass
+// prefetch them: on a CPU where the hint pays
+// (kernels.StreamPrefetchHelps), PrefetchStream where more bytes pass
 // through each last-level cache than it holds (kernels.LastLevelCache,
 // or maxDieCache where its size is unknown; workers on different dies,
 // kernels.Pool.Far, split the weights between their caches), else
@@ -79,8 +80,9 @@ type weightCopy struct {
 // token (at two threads on this host's two dies, the halves of a 62 MB
 // Llama-110M Q4_0 in two 32 MB L3s); one that does not would only evict
 // the KV cache and the activations, which non-temporal prefetches
-// disturb less. Measured on this host's Zen 5 guest (which reports no cache
-// per die, so maxDieCache applies), alternating runs against PREFETCHT0:
+// disturb less. Measured on a Zen 5 guest (which reports no cache per
+// die, so maxDieCache applies), alternating runs against PREFETCHT0 (on
+// an Intel Xeon guest the hint lost everywhere: kernels.StreamPrefetchHelps):
 //
 //   - Qwen2-0.5B Q4_0 (266 MB, streamed), one thread, per-op trace of 64
 //     decode steps: the GEMVs 9.8–10.2 ms a token → 8.2–9.7, faster in 9
@@ -98,16 +100,18 @@ func streamPrefetch(bytes int64, workers int, far bool) kernels.Prefetch {
 	if far {
 		dies = workers
 	}
-	return prefetchFor(bytes, kernels.LastLevelCache(), dies)
+	return prefetchFor(bytes, kernels.LastLevelCache(), dies, kernels.StreamPrefetchHelps())
 }
 
 // prefetchFor is streamPrefetch's rule: bytes streamed by workers on dies
-// dies, each with a last-level cache of llc bytes (0: unknown).
-func prefetchFor(bytes, llc int64, dies int) kernels.Prefetch {
+// dies, each with a last-level cache of llc bytes (0: unknown), on a CPU
+// where PrefetchStream pays for a stream the cache does not hold
+// (streamOK: kernels.StreamPrefetchHelps; without it, PrefetchKeep).
+func prefetchFor(bytes, llc int64, dies int, streamOK bool) kernels.Prefetch {
 	if llc <= 0 {
 		llc = maxDieCache
 	}
-	if bytes/int64(max(1, dies)) > llc {
+	if streamOK && bytes/int64(max(1, dies)) > llc {
 		return kernels.PrefetchStream
 	}
 	return kernels.PrefetchKeep

@@ -11,8 +11,8 @@ func cpuidex(leaf, sub uint32) (a, b, c, d uint32)
 // L3 size can be the whole socket's (a Zen 5 guest here reports 508 MB,
 // sixteen dies' worth), not what one core's die holds.
 func lastLevelCache() int64 {
-	maxStd, b, c, d := cpuidex(0, 0)
-	amd := b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 // "AuthenticAMD"
+	maxStd, _, _, _ := cpuidex(0, 0)
+	amd := amdCPU()
 	maxExt, _, _, _ := cpuidex(0x80000000, 0)
 	leaf := uint32(4)
 	switch {
@@ -38,4 +38,12 @@ func lastLevelCache() int64 {
 		}
 	}
 	return best
+}
+
+// amdCPU reports whether CPUID's vendor is AMD ("AuthenticAMD") or Hygon
+// ("HygonGenuine", whose cores are AMD's Zen).
+func amdCPU() bool {
+	_, b, c, d := cpuidex(0, 0)
+	return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 || // "AuthenticAMD"
+		b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975 // "HygonGenuine"
 }

@@ -65,7 +65,8 @@
 //     AVX-512 Q4_0 ones every line once, in a burst at each row or pair
 //     of rows' start), non-temporally and 4 KiB ahead where the caller
 //     says the weights pass through no cache that could keep them
-//     (Prefetch, LastLevelCache). BenchmarkQ4ReadShare measures the
+//     (Prefetch, LastLevelCache; on AMD's cores only,
+//     StreamPrefetchHelps). BenchmarkQ4ReadShare measures the
 //     packed Q4_0 GEMV against the read probe turn about, as weft bench
 //     measures decode.
 //   - QRows (qrows.go): QMatMul's one-row decode kernel bound to one

@@ -29,8 +29,25 @@ const (
 	// packed Q4_0 decode kernel also prefetches streamed weights nearer
 	// ahead than kept ones (4 against 16 KiB): from DRAM the nearer
 	// distance moved more bytes a second, from the L3 the farther one.
+	// It pays on AMD's cores only (StreamPrefetchHelps).
 	PrefetchStream
 )
+
+// StreamPrefetchHelps reports whether PrefetchStream is the better hint
+// on this CPU for a weight stream that no cache keeps: on AMD's cores
+// (and Hygon's, which are AMD's), where it was measured faster (Zen 5,
+// above), and not elsewhere. On an Intel Xeon guest with AVX-512 and AMX
+// (2 vCPUs, 105 MB L3), PREFETCHNTA lost to PREFETCHT0 everywhere,
+// measured turn about with the read probe (BenchmarkQ4ReadShare, cold
+// packed Q4_0 rows): rows of 896 at 0.48 (16 KiB ahead) and 0.87 (4 KiB)
+// of the probe against 0.95 and 0.91 with PREFETCHT0; rows of 4864 at
+// 0.35 and 0.55–0.63 against 0.84–0.92. Qwen2-0.5B Q4_0 decode (266 MB
+// of weights, streamed by the size rule) went from 68–75% of the read
+// bandwidth to 85–91% (weft bench, three rounds alternating the hints,
+// one and two threads). PREFETCHT1 did no better than PREFETCHT0 there.
+func StreamPrefetchHelps() bool { return streamHelps }
+
+var streamHelps = amdCPU()
 
 // LastLevelCache returns the bytes of the outermost cache one core uses
 // (its L3 where it has one, shared with its die's other cores) as CPUID
