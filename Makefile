@@ -10,7 +10,7 @@ FUZZTIME  ?= 20s
 FUZZ_TARGETS := ./npy/:FuzzRead ./frontend/onnx/:FuzzParse ./frontend/onnx/:FuzzReadTensor ./plan/:FuzzDecode ./ir/quant/:FuzzRoundTrip ./ir/quant/:FuzzKQuantize ./frontend/gguf/:FuzzParse ./tokenizer/:FuzzEncode ./tokenizer/:FuzzReadGGUFVocab
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test testdeps fmt-check vet crossbuild unit arm64test conformance fuzz conformance-doc bench build
+.PHONY: demo test testdeps fmt-check vet crossbuild unit arm64test conformance fuzz conformance-doc bench benchdeps build
 
 ## demo: build the CLI, then compile and run the bundled example model (an MLP built with ir.Builder) and generate text with the bundled tiny llama (examples/tinyllama)
 demo: build
@@ -112,5 +112,9 @@ conformance-doc: build testdeps
 BENCH_THREADS ?= 1 2
 BENCH_RUNS    ?= 10
 BENCH_WARMUP  ?= 2
-bench:
+# The OpenBLAS peer is Debian's numpy (the ONNX Runtime one bench/run.sh
+# installs from npm), installed only when missing.
+benchdeps:
+	@dpkg -s python3-numpy libopenblas0-pthread >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y python3-numpy libopenblas0-pthread)
+bench: benchdeps
 	GO="$(GO)" BENCH_THREADS="$(BENCH_THREADS)" BENCH_RUNS="$(BENCH_RUNS)" BENCH_WARMUP="$(BENCH_WARMUP)" bash bench/run.sh
