@@ -6,7 +6,9 @@
 #   1. builds weft; writes the zoo models (random weights) into $BENCH_CACHE
 #   2. per model and thread count: `weft bench --json`, then the ONNX Runtime
 #      peer (bench/ort/bench.mjs) on the same file
-#   3. LLM: `weft mkllm` GGUF models (random weights, cached) and, per model
+#   3. LLM: `weft mkllm` GGUF models (random weights, cached; q4_k_m is the
+#      f16 file through `weft quantize --type q4_k_m --policy all`, the mix
+#      most real-world files use) and, per model
 #      and thread count, `weft bench MODEL.gguf --prefill --decode --json`
 #      (prefill/decode tok/s, decode's weight GB/s against a read bandwidth
 #      measured in the same process); one long-context run checks the peak
@@ -49,7 +51,7 @@ ONLY=${BENCH_ONLY:-}
 OUT=${BENCH_OUT:-bench/results}
 DOC=${BENCH_DOC:-docs/performance.md}
 LLM=${BENCH_LLM:-1}
-LLM_MODELS=${BENCH_LLM_MODELS:-llama-110m:q4_0 llama-110m:q8_0 llama-110m:f16 qwen2-0.5b:q4_0}
+LLM_MODELS=${BENCH_LLM_MODELS:-llama-110m:q4_0 llama-110m:q4_k_m llama-110m:q8_0 llama-110m:f16 qwen2-0.5b:q4_0}
 [ "${BENCH_LLM_BIG:-0}" = 1 ] && [ -z "${BENCH_LLM_MODELS:-}" ] && LLM_MODELS="$LLM_MODELS qwen2-0.5b:q8_0 qwen2-0.5b:f16"
 LLM_PREFILL=${BENCH_LLM_PREFILL:-128}
 LLM_DECODE=${BENCH_LLM_DECODE:-64}
@@ -137,8 +139,13 @@ if [ "$LLM" != 0 ] && want llm; then
 	# llm_model PRESET TYPE: the cached file's path on stdout, or the error
 	# in $RAW/mkllm.err and a failure status.
 	llm_model() {
-		local f="$CACHE/llm/$1.$2.s$LLM_SEED.c$LLM_CTX.gguf"
-		if [ ! -s "$f" ]; then
+		local f="$CACHE/llm/$1.$2.s$LLM_SEED.c$LLM_CTX.gguf" src
+		if [ ! -s "$f" ] && [ "$2" = q4_k_m ]; then
+			src=$(llm_model "$1" f16) || return 1
+			say "quantize $1 f16 to q4_k_m"
+			"$RAW/weft" quantize "$src" "$f.part.gguf" --type q4_k_m --policy all \
+				>/dev/null 2>"$RAW/mkllm.err" && mv "$f.part.gguf" "$f" || { rm -f "$f.part.gguf"; return 1; }
+		elif [ ! -s "$f" ]; then
 			say "mkllm $1 $2"
 			"$RAW/weft" mkllm --preset "$1" --type "$2" --seed "$LLM_SEED" --ctx "$LLM_CTX" -o "$f.part.gguf" \
 				>/dev/null 2>"$RAW/mkllm.err" && mv "$f.part.gguf" "$f" || { rm -f "$f.part.gguf"; return 1; }

@@ -188,7 +188,7 @@ func (l *LLMResult) bwFrac() (float64, string) {
 
 // typeRank orders weight types from the smallest to the largest.
 func typeRank(t string) int {
-	order := []string{"q4_0", "q4_1", "q4_k", "q5_0", "q5_1", "q8_0", "bf16", "f16", "f32"}
+	order := []string{"q4_0", "q4_1", "q4_k", "q4_k_m", "q5_0", "q5_1", "q8_0", "bf16", "f16", "f32"}
 	if i := slices.Index(order, t); i >= 0 {
 		return i
 	}
@@ -197,14 +197,14 @@ func typeRank(t string) int {
 
 // llmTable prints the LLM rows as plain text.
 func llmTable(p func(string, ...any), rows []LLMResult) {
-	p("\n%-12s %-5s %3s %10s %9s %10s %10s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
+	p("\n%-12s %-6s %3s %10s %9s %10s %10s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
 		"wt GB/s", "of read", "fastest", "peak RSS")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
 		}
 		if l.Weft == nil {
-			p("%-12s %-5s %3d failed\n", l.Model, l.Type, l.Threads)
+			p("%-12s %-6s %3d failed\n", l.Model, l.Type, l.Threads)
 			continue
 		}
 		b := l.Weft
@@ -212,7 +212,7 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 		if span != "" {
 			span = " (" + span + ")"
 		}
-		p("%-12s %-5s %3d %10s %9s %10s %10s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
 			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), span)
 	}
 	for _, l := range rows {
@@ -261,6 +261,11 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("pass, best against best (other jobs on a shared machine disturb both least). Peak RSS is\n")
 	p("the whole process's, loading included (the highest of the runs), read before the probe's\n")
 	p("buffer exists.\n\n")
+	if slices.ContainsFunc(rows, func(l LLMResult) bool { return l.Type == "q4_k_m" }) {
+		p("The **q4_k_m** rows are the f16 file through `weft quantize --type q4_k_m --policy all`:\n")
+		p("llama.cpp's Q4_K_M mix (Q4_K, with the classifier and some attn_v and ffn_down weights in\n")
+		p("Q6_K), the format most real-world GGUF files use.\n\n")
+	}
 	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | fastest step | read alone GB/s | plain read GB/s | peak RSS |\n")
 	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range rows {

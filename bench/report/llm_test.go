@@ -30,6 +30,7 @@ func TestAssembleLLM(t *testing.T) {
 	require.Equal(t, []row{
 		{"llama-110m", "q4_0", 1, false, ""},
 		{"llama-110m", "q4_0", 2, false, "exit status 1: weft: bench: out of cheese"},
+		{"llama-110m", "q4_k_m", 1, false, ""},
 		{"llama-110m", "f16", 1, false, ""},
 		{"qwen2-0.5b", "q4_0", 1, false, ""},
 		{"llama-110m", "q4_0", 2, true, ""},
@@ -43,9 +44,9 @@ func TestAssembleLLM(t *testing.T) {
 		RSSBudget: 134108864, ReadGBs: 30, ReadReader: "avx512+prefetch1024", ReadBestGBs: 32, ReadAloneGBs: 31.5, ReadPlainGBs: 25,
 		PairedDecodeTokS: 390, DecodeBWFrac: 0.78, DecodeBestTokS: 450, PairedDecodeBestTokS: 480, DecodeBestBWFrac: 0.9}, *q)
 	require.Equal(t, []float64{0.677, 0.78}, r.LLM[0].BWFracs)
-	require.Equal(t, 1, r.LLM[3].Runs)
+	require.Equal(t, 1, r.LLM[4].Runs)
 	require.Nil(t, r.LLM[1].Weft)
-	require.Equal(t, 2048, r.LLM[4].Weft.Ctx)
+	require.Equal(t, 2048, r.LLM[5].Weft.Ctx)
 }
 
 func TestAssembleLLMBadJSON(t *testing.T) {
@@ -87,6 +88,9 @@ func TestLLMRender(t *testing.T) {
 		"| llama-110m | q4_0 | 2 | failed | | | | | | | | | | |",
 		// Older results: no paired decode, no read alone.
 		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | — | 27.5 | 80% | 88% | — | — | n/a |",
+		// The Q4_K_M mix, between Q4_0 and F16, with its sentence.
+		"| llama-110m | q4_k_m | 1 | 450 | 280 | 170 | 12.1 | — | 18.0 | 66% | 72% | — | — | n/a |",
+		"The **q4_k_m** rows are the f16 file through `weft quantize --type q4_k_m --policy all`:",
 		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | — | 28.0 | **70%** | 80% | — | — | 330 MB |",
 		// 180 MB of 202.1 MB: 89%.
 		"| llama-110m | q4_0 | 2 | 1920 + 64 in 2048 | 70.0 | 75 MB (f16) | 180 MB | 202 MB | within, 89% of it |",
@@ -101,9 +105,10 @@ func TestLLMRender(t *testing.T) {
 	var tbl bytes.Buffer
 	Table(&tbl, back)
 	for _, want := range []string{
-		"llm          type  thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read  fastest  peak RSS",
-		"llama-110m   q4_0    1       1100       120        400       24.0      68%      90%    108 MB (68%–78%)",
-		"llama-110m   q4_0    2 failed",
+		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read  fastest  peak RSS",
+		"llama-110m   q4_0     1       1100       120        400       24.0      68%      90%    108 MB (68%–78%)",
+		"llama-110m   q4_k_m   1        450       280        170       12.1      66%      72%       n/a",
+		"llama-110m   q4_0     2 failed",
 		"memory check llama-110m q4_0, 1920+64 tokens in a 2048-token cache: peak RSS 180 MB, bound 202 MB (within, 89% of it)",
 	} {
 		require.Contains(t, tbl.String(), want)
