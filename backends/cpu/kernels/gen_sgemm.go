@@ -22,6 +22,11 @@ const unroll = 4
 // (negative: no prefetch).
 const aPrefetch = 1024
 
+// bPrefetch1 is how far ahead (bytes) the one-row AVX-512 kernel prefetches
+// the packed B panel, every line once (negative: no prefetch). One row of
+// A is a GEMV: B streams from memory once, and its loads are what bound it.
+const bPrefetch1 = 16384
+
 // embeddedBroadcast selects FMAs with a {1to16} memory operand instead of
 // a VBROADCASTSS into a register feeding two register FMAs.
 const embeddedBroadcast = false
@@ -100,6 +105,9 @@ func gen512(w *bytes.Buffer, mr int) {
 	// read (A streams from L2; the B panel stays in L1).
 	for off := 0; aPrefetch >= 0 && off < unroll*mr*4; off += 64 {
 		fmt.Fprintf(w, "\tPREFETCHT0 %d(AX)\n", aPrefetch+off)
+	}
+	for off := 0; mr == 1 && bPrefetch1 >= 0 && off < unroll*128; off += 64 {
+		fmt.Fprintf(w, "\tPREFETCHT0 %d(BX)\n", bPrefetch1+off)
 	}
 	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, BX\n\tSUBQ $%d, CX\n\tCMPQ CX, $%d\n\tJGE %s_loop\n", unroll*mr*4, unroll*128, unroll, unroll, name)
 	fmt.Fprintf(w, "%s_tail:\n\tTESTQ CX, CX\n\tJEQ %s_store\n%s_tail1:\n", name, name, name)
