@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftrt/weft"
+	"github.com/weftrt/weft/internal/membw"
 	"github.com/weftrt/weft/ir"
 	"github.com/weftrt/weft/passes"
 	"github.com/weftrt/weft/scheduler"
@@ -119,7 +120,13 @@ func calibrate(ctx context.Context, n int, budget time.Duration) (calibration, e
 	}
 	c.MatMulGFLOPS = 2 * float64(n) * float64(n) * float64(n) / best.Seconds() / 1e9
 
-	c.ReadGBs = readBandwidth(64<<20, budget)
+	// The read probe weft bench compares decode with (internal/membw: the
+	// fastest of plain and vector readers, with and without software
+	// prefetch, on its median pass), at the thread count the kernels run
+	// with. A plain Go loop on one thread read 3.4–3.7 GB/s on an Intel
+	// Xeon guest whose cores stream 9 GB/s each; the cost model then
+	// priced a 3-channel 7×7 convolution at 6–8× its time.
+	c.ReadGBs = membw.Read(goruntime.GOMAXPROCS(0))
 
 	const chain = 256
 	best, err = timeGraph(ctx, tinyChain(chain), budget)
@@ -300,33 +307,6 @@ func tinyChain(k int) *ir.Graph {
 	return b.G
 }
 
-// readSink keeps the read loop from being optimized away.
-var readSink uint64
-
-// readBandwidth streams over a buffer of size bytes (summing its words with
-// four independent accumulators) and returns the best rate in GB/s.
-func readBandwidth(size int, budget time.Duration) float64 {
-	buf := make([]uint64, size/8)
-	for i := range buf {
-		buf[i] = uint64(i)
-	}
-	best := time.Duration(1<<63 - 1)
-	start := time.Now()
-	for runs := 0; runs < 3 || time.Since(start) < budget; runs++ {
-		t0 := time.Now()
-		var s0, s1, s2, s3 uint64
-		for i := 0; i+4 <= len(buf); i += 4 {
-			s0 += buf[i]
-			s1 += buf[i+1]
-			s2 += buf[i+2]
-			s3 += buf[i+3]
-		}
-		readSink += s0 + s1 + s2 + s3
-		best = min(best, time.Since(t0))
-	}
-	return float64(size) / best.Seconds() / 1e9
-}
-
 // profile writes the measurements as a one-device profile.
 func (c calibration) profile(name string) *scheduler.Profile {
 	var fam map[string]float64
@@ -350,7 +330,7 @@ func (c calibration) profile(name string) *scheduler.Profile {
 			MemBandwidthGBs:  round3(c.ReadGBs),
 			LaunchOverheadUs: round3(c.LaunchUs),
 			HostVisible:      true,
-			Source: fmt.Sprintf("weft calibrate, %s: f32 MatMul through the CPU backend, a 64 MiB streaming read, a chain of 256 one-element Relu ops; op_gflops per family at -O2 (%s) (best of repeated runs)",
+			Source: fmt.Sprintf("weft calibrate, %s: f32 MatMul through the CPU backend, the read probe (internal/membw, the kernels' threads), a chain of 256 one-element Relu ops; op_gflops per family at -O2 (%s) (best of repeated runs)",
 				time.Now().UTC().Format("2006-01-02"), strings.Join(what, "; ")),
 			Estimate: "peak_gflops.f32 is what weft's CPU kernels reach on a cache-sized matmul, not the hardware peak; op_gflops are the rates of model-sized ops of each family through the same kernels; f16 and int8 are not measured (the cost model uses the f32 rate)",
 		}},
