@@ -75,14 +75,9 @@ start=$(date +%s)
 
 [ -n "$ONLY" ] && note "Only these sections ran (BENCH_ONLY): $ONLY."
 say "build weft"
-# Without the Vulkan headers (libvulkan-dev) the CLI builds without cgo:
-# every figure here is the CPU backend's.
-if printf '#include <vulkan/vulkan.h>\n' | ${CC:-cc} -E -x c - >/dev/null 2>&1; then
-	$GO build -o "$RAW/weft" ./cmd/weft
-else
-	say "no Vulkan headers: building the CPU-only CLI (CGO_ENABLED=0)"
-	CGO_ENABLED=0 $GO build -o "$RAW/weft" ./cmd/weft
-fi || { echo "bench: cannot build weft" >&2; exit 1; }
+# `make build` (the Makefile's one rule: without the Vulkan headers the CLI
+# builds without cgo, and every figure here is the CPU backend's).
+make --no-print-directory build GO="$GO" BIN="$RAW" >&2 || { echo "bench: cannot build weft" >&2; exit 1; }
 {
 	echo "weft_commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
 	echo "node=$(node --version 2>/dev/null)"

@@ -84,7 +84,7 @@ func newCalibrateCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the profile file to write (default: standard output)")
 	cmd.Flags().StringVar(&name, "name", "host", "the profile's name")
 	cmd.Flags().IntVar(&n, "size", 256, "matrix size of the matmul benchmark")
-	cmd.Flags().DurationVar(&budget, "time", 500*time.Millisecond, "time spent on each benchmark")
+	cmd.Flags().DurationVar(&budget, "time", 500*time.Millisecond, "time spent on each timed benchmark (the read probe makes its own fixed passes, about a second)")
 	return cmd
 }
 
@@ -104,8 +104,9 @@ func writeBytes(path string, data []byte) error {
 	return writeFile(path, func(f *os.File) error { _, err := f.Write(data); return err })
 }
 
-// calibrate runs the three benchmarks, each for about budget; every figure
-// is the best of its repetitions (the least disturbed one).
+// calibrate runs the benchmarks, each timed one for about budget and its
+// figure the best of its repetitions (the least disturbed one); the read
+// probe (membw.Read) makes its own fixed passes and gives its median.
 func calibrate(ctx context.Context, n int, budget time.Duration) (calibration, error) {
 	if ctx == nil {
 		ctx = context.Background()
