@@ -52,6 +52,12 @@ type LLMBench struct {
 	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
 	PairedDecodeBestTokS float64 `json:"paired_decode_best_tok_s,omitempty"`
 	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
+	// KVReadBytes is the KV cache bytes a decode step of the paired
+	// generation read on average, and DecodeTrafficFrac the share of the
+	// read that the weights and those KV rows together took (absent in
+	// older results).
+	KVReadBytes       int64   `json:"decode_kv_read_bytes_per_token,omitempty"`
+	DecodeTrafficFrac float64 `json:"decode_traffic_fraction,omitempty"`
 }
 
 // LLMResult is one language-model benchmark: a `weft mkllm` preset (random
@@ -70,7 +76,9 @@ type LLMResult struct {
 	Runs        int       `json:"runs,omitempty"` // successful `weft bench` runs
 	Weft        *LLMBench `json:"weft,omitempty"`
 	BWFracs     []float64 `json:"decode_bandwidth_fractions,omitempty"`
-	Err         string    `json:"error,omitempty"`
+	// TrafficFracs holds every run's DecodeTrafficFrac, sorted.
+	TrafficFracs []float64 `json:"decode_traffic_fractions,omitempty"`
+	Err          string    `json:"error,omitempty"`
 }
 
 // DecodeGoal is the share of the measured read bandwidth that Q4_0 decode
@@ -154,6 +162,10 @@ func (l *LLMResult) add(b *LLMBench) {
 		l.BWFracs = append(l.BWFracs, b.DecodeBWFrac)
 		slices.Sort(l.BWFracs)
 	}
+	if b.DecodeTrafficFrac > 0 {
+		l.TrafficFracs = append(l.TrafficFracs, b.DecodeTrafficFrac)
+		slices.Sort(l.TrafficFracs)
+	}
 	w := l.Weft
 	if w == nil {
 		l.Weft = b
@@ -174,16 +186,27 @@ func (l *LLMResult) add(b *LLMBench) {
 // of the runs' (the lower middle one of an even count), or the kept run's
 // where the runs did not record theirs; and the runs' range ("" for one
 // run).
-func (l *LLMResult) bwFrac() (float64, string) {
-	n := len(l.BWFracs)
+func (l *LLMResult) bwFrac() (float64, string) { return fracSpan(l.BWFracs, l.Weft.DecodeBWFrac) }
+
+// trafficFrac is bwFrac for the weights and KV rows together (0 where no
+// run recorded it).
+func (l *LLMResult) trafficFrac() (float64, string) {
+	return fracSpan(l.TrafficFracs, l.Weft.DecodeTrafficFrac)
+}
+
+// fracSpan is the median of sorted fracs (the lower middle one of an
+// even count), or kept where there are none, and their range ("" for
+// fewer than two).
+func fracSpan(fracs []float64, kept float64) (float64, string) {
+	n := len(fracs)
 	if n == 0 {
-		return l.Weft.DecodeBWFrac, ""
+		return kept, ""
 	}
-	med := l.BWFracs[(n-1)/2]
+	med := fracs[(n-1)/2]
 	if n == 1 {
 		return med, ""
 	}
-	return med, fmt.Sprintf("%s–%s", pct(l.BWFracs[0]), pct(l.BWFracs[n-1]))
+	return med, fmt.Sprintf("%s–%s", pct(fracs[0]), pct(fracs[n-1]))
 }
 
 // typeRank orders weight types from the smallest to the largest.
@@ -197,8 +220,8 @@ func typeRank(t string) int {
 
 // llmTable prints the LLM rows as plain text.
 func llmTable(p func(string, ...any), rows []LLMResult) {
-	p("\n%-12s %-6s %3s %10s %9s %10s %10s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
-		"wt GB/s", "of read", "fastest", "peak RSS")
+	p("\n%-12s %-6s %3s %10s %9s %10s %10s %8s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
+		"wt GB/s", "of read", "+KV", "fastest", "peak RSS")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
@@ -212,8 +235,9 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 		if span != "" {
 			span = " (" + span + ")"
 		}
-		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), span)
+		traffic, _ := l.trafficFrac()
+		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(traffic), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), span)
 	}
 	for _, l := range rows {
 		if !l.MemoryCheck {
@@ -257,7 +281,11 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("**Of read** is the median of\n")
 	p("the runs' shares, their range in brackets; the other columns after decode tok/s are the\n")
 	p("fastest decode run's. The goal is Q4_0 decode at %.0f%% of the read bandwidth or\n", 100*DecodeGoal)
-	p("more. *Fastest step* is that generation's quickest decode step as a share of the fastest\n")
+	p("more. *With KV* is the same median share for the weights and the KV cache rows together:\n")
+	p("a decode step at position p also reads the keys and values of positions 0..p (each KV\n")
+	p("head's once), %s; the KV cache is not weights, so the goal counts the weights only, and\n", kvShare(rows))
+	p("*with KV* says how much of the read decode used in all.\n")
+	p("*Fastest step* is that generation's quickest decode step as a share of the fastest\n")
 	p("pass, best against best (other jobs on a shared machine disturb both least). Peak RSS is\n")
 	p("the whole process's, loading included (the highest of the runs), read before the probe's\n")
 	p("buffer exists.\n\n")
@@ -266,18 +294,23 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		p("llama.cpp's Q4_K_M mix (Q4_K, with the classifier and some attn_v and ffn_down weights in\n")
 		p("Q6_K), the format most real-world GGUF files use.\n\n")
 	}
-	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | fastest step | read alone GB/s | plain read GB/s | peak RSS |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
 		}
 		if l.Weft == nil {
-			p("| %s | %s | %d | failed | | | | | | | | | | |\n", l.Model, l.Type, l.Threads)
+			p("| %s | %s | %d | failed | | | | | | | | | | | |\n", l.Model, l.Type, l.Threads)
 			continue
 		}
 		b := l.Weft
 		frac, span := l.bwFrac()
+		traffic, tspan := l.trafficFrac()
+		withKV := pct(traffic)
+		if tspan != "" {
+			withKV += " (" + tspan + ")"
+		}
 		of := pct(frac)
 		if l.Type == "q4_0" && frac > 0 {
 			of = "**" + of + "**"
@@ -285,8 +318,8 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		if span != "" {
 			of += " (" + span + ")"
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
+		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, withKV, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
 			num(b.ReadPlainGBs), mb(b.PeakRSS))
 	}
 	p("\n")
@@ -344,6 +377,38 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("same 110M-parameter Llama in Q4_0 (~69 MB of weights) at ~450 tok/s (~31 GB/s, about 80%%\n")
 	p("of read bandwidth) and prefills 128 tokens at ~2200 tok/s; its F16 and F32 decode move\n")
 	p("~42 GB/s.\n\n")
+}
+
+// kvShare says how many bytes the KV rows of the speed rows' decode steps
+// were against their weights' ("a tenth to a fifth of the weights' bytes
+// here"), or that older results did not record it.
+func kvShare(rows []LLMResult) string {
+	lo, hi := 0.0, 0.0
+	for _, l := range rows {
+		if l.MemoryCheck || l.Weft == nil || l.Weft.KVReadBytes == 0 || l.Weft.WeightBytes == 0 {
+			continue
+		}
+		f := float64(l.Weft.KVReadBytes) / float64(l.Weft.WeightBytes)
+		if lo == 0 || f < lo {
+			lo = f
+		}
+		hi = max(hi, f)
+	}
+	switch {
+	case hi == 0:
+		return "which these results did not record"
+	case pct(lo) == pct(hi):
+		return fmt.Sprintf("%s of the weights' bytes a token in these rows", pctFine(lo))
+	}
+	return fmt.Sprintf("%s to %s of the weights' bytes a token in these rows", pctFine(lo), pctFine(hi))
+}
+
+// pctFine is pct with one decimal below 10%.
+func pctFine(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.1f%%", 100*x)
+	}
+	return pct(x)
 }
 
 func llmPrefill(rows []LLMResult) string {

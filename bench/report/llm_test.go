@@ -42,8 +42,11 @@ func TestAssembleLLM(t *testing.T) {
 	require.Equal(t, LLMBench{PrefillTokens: 128, DecodeTokens: 64, Ctx: 193, KVType: "f16", LoadMs: 20, TTFTMs: 120,
 		PrefillTokS: 1100, DecodeTokS: 400, WeightBytes: 60000000, DecodeGBs: 24, PeakRSS: 108000000, KVBytes: 7000000,
 		RSSBudget: 134108864, ReadGBs: 30, ReadReader: "avx512+prefetch1024", ReadBestGBs: 32, ReadAloneGBs: 31.5, ReadPlainGBs: 25,
-		PairedDecodeTokS: 390, DecodeBWFrac: 0.78, DecodeBestTokS: 450, PairedDecodeBestTokS: 480, DecodeBestBWFrac: 0.9}, *q)
+		PairedDecodeTokS: 390, DecodeBWFrac: 0.78, DecodeBestTokS: 450, PairedDecodeBestTokS: 480, DecodeBestBWFrac: 0.9,
+		KVReadBytes: 6000000, DecodeTrafficFrac: 0.858}, *q)
 	require.Equal(t, []float64{0.677, 0.78}, r.LLM[0].BWFracs)
+	// r1 is older and has no traffic share: only r2's.
+	require.Equal(t, []float64{0.858}, r.LLM[0].TrafficFracs)
 	require.Equal(t, 1, r.LLM[4].Runs)
 	require.Nil(t, r.LLM[1].Weft)
 	require.Equal(t, 2048, r.LLM[5].Weft.Ctx)
@@ -80,18 +83,20 @@ func TestLLMRender(t *testing.T) {
 		"(random weights, llama.cpp's layout), the best of 1–2 runs per row;",
 		"a prompt of 128 tokens (**prefill** tok/s and time to\nfirst token, the best of the runs) then 64 tokens decoded",
 		"The goal is Q4_0 decode at 85% of the read bandwidth or\nmore.",
-		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | fastest step | read alone GB/s | plain read GB/s | peak RSS |",
+		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS |",
 		// 60 MB × 400 tok/s = 24 GB/s; paired 390 tok/s, 78% of 30 GB/s; the
 		// fastest step 90%. Of read: the median of r1's 67.7% and r2's 78%
-		// (the lower middle of two), then their range.
-		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 390 | 30.0 | **68%** (68%–78%) | 90% | 31.5 | 25.0 | 108 MB |",
-		"| llama-110m | q4_0 | 2 | failed | | | | | | | | | | |",
-		// Older results: no paired decode, no read alone.
-		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | — | 27.5 | 80% | 88% | — | — | n/a |",
+		// (the lower middle of two), then their range; with KV, r2's only.
+		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 390 | 30.0 | **68%** (68%–78%) | 86% | 90% | 31.5 | 25.0 | 108 MB |",
+		"| llama-110m | q4_0 | 2 | failed | | | | | | | | | | | |",
+		// Older results: no paired decode, no read alone, no KV traffic.
+		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | — | 27.5 | 80% | — | 88% | — | — | n/a |",
 		// The Q4_K_M mix, between Q4_0 and F16, with its sentence.
-		"| llama-110m | q4_k_m | 1 | 450 | 280 | 170 | 12.1 | — | 18.0 | 66% | 72% | — | — | n/a |",
+		"| llama-110m | q4_k_m | 1 | 450 | 280 | 170 | 12.1 | — | 18.0 | 66% | — | 72% | — | — | n/a |",
 		"The **q4_k_m** rows are the f16 file through `weft quantize --type q4_k_m --policy all`:",
-		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | — | 28.0 | **70%** | 80% | — | — | 330 MB |",
+		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | — | 28.0 | **70%** | 71% | 80% | — | — | 330 MB |",
+		// KV rows against weights: Qwen2's 4.2 of 280 MB (1.5%), Llama's 6 of 60 (10%).
+		"head's once), 1.5% to 10% of the weights' bytes a token in these rows;",
 		// 180 MB of 202.1 MB: 89%.
 		"| llama-110m | q4_0 | 2 | 1920 + 64 in 2048 | 70.0 | 75 MB (f16) | 180 MB | 202 MB | within, 89% of it |",
 		"- llama-110m q4_0 at 2 threads failed: `exit status 1: weft: bench: out of cheese`",
@@ -105,9 +110,9 @@ func TestLLMRender(t *testing.T) {
 	var tbl bytes.Buffer
 	Table(&tbl, back)
 	for _, want := range []string{
-		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read  fastest  peak RSS",
-		"llama-110m   q4_0     1       1100       120        400       24.0      68%      90%    108 MB (68%–78%)",
-		"llama-110m   q4_k_m   1        450       280        170       12.1      66%      72%       n/a",
+		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read      +KV  fastest  peak RSS",
+		"llama-110m   q4_0     1       1100       120        400       24.0      68%      86%      90%    108 MB (68%–78%)",
+		"llama-110m   q4_k_m   1        450       280        170       12.1      66%        —      72%       n/a",
 		"llama-110m   q4_0     2 failed",
 		"memory check llama-110m q4_0, 1920+64 tokens in a 2048-token cache: peak RSS 180 MB, bound 202 MB (within, 89% of it)",
 	} {

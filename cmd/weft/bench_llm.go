@@ -105,6 +105,17 @@ type llmBenchResult struct {
 	// generation order; DecodeBWFrac is their median (the lower middle
 	// one of an even count).
 	StretchFracs []float64 `json:"decode_bandwidth_fraction_stretches,omitempty"`
+	// KVReadBytes is the KV cache bytes a counted decode step of that
+	// generation reads on average: the keys and values of every position
+	// up to its own, each KV head's once. DecodeTrafficFrac is the median
+	// stretch's weight and KV traffic against its pass, as DecodeBWFrac
+	// is its weights' (TrafficFracs, stretch by stretch): what decode
+	// moves in all, of which DecodeBWFrac counts the weights only. At
+	// 128–192 positions of Llama-110M the KV rows are a tenth of the
+	// weights' bytes, and a step cannot take less time than both need.
+	KVReadBytes       int64     `json:"decode_kv_read_bytes_per_token,omitempty"`
+	DecodeTrafficFrac float64   `json:"decode_traffic_fraction,omitempty"`
+	TrafficFracs      []float64 `json:"decode_traffic_fraction_stretches,omitempty"`
 	// ReadBestGBs is the fastest of those passes and PairedDecodeBestTokS
 	// the paired generation's fastest step; DecodeBestBWFrac is that
 	// step's weight traffic as a share of ReadBestGBs, best against best
@@ -284,7 +295,13 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	type stretch struct {
 		steps int
 		t     time.Duration
+		kv    int64 // KV cache bytes its steps read
 	}
+	// A decode step at position p reads the keys and values of positions
+	// 0..p: kvRow bytes each (every layer's KV heads).
+	mm := lm.model
+	kvRow := 2 * int64(mm.Layers*mm.KVHeads) * mm.KVType.Bytes(int64(mm.HeadDim))
+	pos := len(prompt) // the first decode step's position
 	var passes []time.Duration
 	var stretches []stretch
 	var fastestStep time.Duration
@@ -303,6 +320,7 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		return true
 	}
 	onStep := func(d time.Duration) {
+		pos++
 		if settle > 0 {
 			settle--
 			return
@@ -310,6 +328,7 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		st := &stretches[len(stretches)-1]
 		st.steps++
 		st.t += d
+		st.kv += int64(pos) * kvRow
 		if fastestStep == 0 || d < fastestStep {
 			fastestStep = d
 		}
@@ -323,24 +342,34 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	r.ReadGBs = probe.GBs(sorted[len(sorted)/2])
 	r.ReadBestGBs = probe.GBs(sorted[0])
 	weightGB := float64(r.WeightBytes) / 1e9
+	var kvBytes int64
 	for i, st := range stretches {
 		if st.steps == 0 || i+1 >= len(passes) {
 			continue
 		}
 		r.PairedSteps += st.steps
 		stepTime += st.t
+		kvBytes += st.kv
 		read := probe.GBs(min(passes[i], passes[i+1]))
 		r.StretchFracs = append(r.StretchFracs, weightGB*float64(st.steps)/st.t.Seconds()/read)
+		r.TrafficFracs = append(r.TrafficFracs, (weightGB*float64(st.steps)+float64(st.kv)/1e9)/st.t.Seconds()/read)
 	}
 	if r.PairedSteps == 0 {
 		return nil // every step settled after a pass (--decode below settleSteps+1)
 	}
 	r.PairedDecodeTokS = float64(r.PairedSteps) / stepTime.Seconds()
-	fr := slices.Sorted(slices.Values(r.StretchFracs))
-	r.DecodeBWFrac = fr[(len(fr)-1)/2]
+	r.DecodeBWFrac = median(r.StretchFracs)
+	r.KVReadBytes = kvBytes / int64(r.PairedSteps)
+	r.DecodeTrafficFrac = median(r.TrafficFracs)
 	r.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
 	r.DecodeBestBWFrac = weightGB * r.PairedDecodeBestTokS / r.ReadBestGBs
 	return nil
+}
+
+// median is the middle of x (the lower middle one of an even count).
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	return s[(len(s)-1)/2]
 }
 
 func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
@@ -384,6 +413,10 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "  decode moves weights at %.0f%% of the read bandwidth (median of the stretches between passes: %s)\n",
 			100*r.DecodeBWFrac, strings.Join(fr, " "))
+		if r.KVReadBytes > 0 {
+			fmt.Fprintf(w, "  with the KV cache its attention reads (%.2f MB a token on average, %.0f%% of the weights' bytes), decode moves %.0f%% of the read bandwidth\n",
+				float64(r.KVReadBytes)/1e6, 100*float64(r.KVReadBytes)/float64(r.WeightBytes), 100*r.DecodeTrafficFrac)
+		}
 		fmt.Fprintf(w, "  (its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
 			r.PairedDecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
 		fmt.Fprintf(w, "  (read alone, same threads: %s median pass %.2f GB/s; a plain Go loop, STREAM-like, %.2f GB/s)\n",

@@ -224,8 +224,22 @@ func TestBenchLLM(t *testing.T) {
 		fr = append(fr, f.(float64))
 	}
 	require.Len(t, fr, 4)
+	// With the KV rows: each stretch's share is above its weights' alone.
+	var tr []float64
+	for i, f := range r["decode_traffic_fraction_stretches"].([]any) {
+		require.Greater(t, f.(float64), fr[i])
+		tr = append(tr, f.(float64))
+	}
+	require.Len(t, tr, 4)
 	slices.Sort(fr)
+	slices.Sort(tr)
 	require.Equal(t, fr[1], r["decode_bandwidth_fraction"].(float64))
+	require.Equal(t, tr[1], r["decode_traffic_fraction"].(float64))
+	// The counted steps are the 4th, 8th, 12th and 16th after the 8-token
+	// prompt: they read 12, 16, 20 and 24 positions' keys and values, 18
+	// on average, and a position's are the KV cache's bytes over its 25.
+	require.EqualValues(t, 25, r["ctx"])
+	require.Equal(t, 18*r["kv_cache_bytes"].(float64)/25, r["decode_kv_read_bytes_per_token"].(float64))
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "8")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "decode  8 tokens")
@@ -233,6 +247,7 @@ func TestBenchLLM(t *testing.T) {
 	require.Contains(t, out, "read bandwidth between decode steps (3 passes of ")
 	require.Contains(t, out, "(the 2 steps not among the 3 after each pass)")
 	require.Contains(t, out, "of the read bandwidth (median of the stretches between passes: ")
+	require.Contains(t, out, "with the KV cache its attention reads (")
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "3")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "no decode step to compare with (each was among the 3 after a pass: --decode 4 or more)")
