@@ -380,8 +380,8 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 }
 
 // kvShare says how many bytes the KV rows of the speed rows' decode steps
-// were against their weights' ("a tenth to a fifth of the weights' bytes
-// here"), or that older results did not record it.
+// were against their weights' ("1.5% to 10% of the weights' bytes a token
+// in these rows"), or that older results did not record it.
 func kvShare(rows []LLMResult) string {
 	lo, hi := 0.0, 0.0
 	for _, l := range rows {

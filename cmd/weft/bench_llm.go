@@ -205,8 +205,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if b, ok := peakRSS(); ok {
 		r.PeakRSS = b
 	}
-	mm := lm.model
-	r.KVBytes = 2 * int64(mm.Layers*mm.KVHeads*mm.Capacity) * mm.KVType.Bytes(int64(mm.HeadDim))
+	r.KVBytes = int64(lm.model.Capacity) * kvRowBytes(lm.model)
 	touched := r.WeightBytes
 	if b, ok := touchedFileBytes(path); ok && b > 0 {
 		// Weights the CPU backend copied (to huge pages; Q4_0 repacked)
@@ -298,9 +297,8 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		kv    int64 // KV cache bytes its steps read
 	}
 	// A decode step at position p reads the keys and values of positions
-	// 0..p: kvRow bytes each (every layer's KV heads).
-	mm := lm.model
-	kvRow := 2 * int64(mm.Layers*mm.KVHeads) * mm.KVType.Bytes(int64(mm.HeadDim))
+	// 0..p: kvRow bytes each.
+	kvRow := kvRowBytes(lm.model)
 	pos := len(prompt) // the first decode step's position
 	var passes []time.Duration
 	var stretches []stretch
@@ -364,6 +362,12 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	r.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
 	r.DecodeBestBWFrac = weightGB * r.PairedDecodeBestTokS / r.ReadBestGBs
 	return nil
+}
+
+// kvRowBytes is the KV cache bytes of one position: the keys and values
+// of every layer's KV heads.
+func kvRowBytes(m *llm.Model) int64 {
+	return 2 * int64(m.Layers*m.KVHeads) * m.KVType.Bytes(int64(m.HeadDim))
 }
 
 // median is the middle of x (the lower middle one of an even count).
