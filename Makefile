@@ -107,13 +107,13 @@ conformance-doc: build testdeps
 	@$(BIN)/weft conform --markdown docs/conformance.md $(SUITES) >/dev/null; rc=$$?; \
 	if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; echo "wrote docs/conformance.md"
 
-## bench: weft vs its peers (ONNX Runtime, numpy/OpenBLAS) on the same work, in one script: prints
+## bench: weft vs its peers (ONNX Runtime, llama.cpp, numpy/OpenBLAS) on the same work, in one script: prints
 ## the ratios, saves bench/results/DATE-HOST.json, regenerates docs/performance.md (a few minutes)
 BENCH_THREADS ?= 1 2
 BENCH_RUNS    ?= 10
 BENCH_WARMUP  ?= 2
-# The OpenBLAS peer is Debian's numpy (the ONNX Runtime one bench/run.sh
-# installs from npm), installed only when missing.
+# The OpenBLAS peer is Debian's numpy (the ONNX Runtime and llama.cpp ones
+# bench/run.sh installs from npm), installed only when missing.
 benchdeps:
 	@dpkg -s python3-numpy libopenblas0-pthread >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y python3-numpy libopenblas0-pthread)
 bench: benchdeps

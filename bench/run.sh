@@ -11,8 +11,9 @@
 #      most real-world files use) and, per model
 #      and thread count, `weft bench MODEL.gguf --prefill --decode --json`
 #      (prefill/decode tok/s, decode's weight GB/s against a read bandwidth
-#      measured in the same process); one long-context run checks the peak
-#      RSS against weights + KV cache + 64 MiB
+#      measured in the same process), each run followed by the llama.cpp peer
+#      (bench/llamacpp/bench.mjs) on the same file; one long-context run
+#      checks the peak RSS against weights + KV cache + 64 MiB
 #   4. sgemm: weft's kernels (bench/gemm BenchmarkSgemm) and the whole
 #      weft.New path (bench BenchmarkMatMulGraph) vs numpy/OpenBLAS
 #      (bench/numpy/sgemm.py) at each OpenBLAS kernel setting worth trying
@@ -98,6 +99,26 @@ elif [ ! -d bench/ort/node_modules/onnxruntime-node ]; then
 fi
 [ "$ORT" = ok ] || [ "$ORT" = skipped ] || note "ONNX Runtime peer not run: $ORT"
 
+# The llama.cpp peer of the LLM section: node-llama-cpp with its prebuilt
+# linux-x64 binaries (an npm package of their own: no build, no download
+# script; the other platforms' and the GPU builds are optional dependencies
+# left out). Not `npm ci`: it wants every optional package of the lock file
+# listed in it, and some (mac, win, riscv64) are not on every registry
+# mirror; `npm install --no-save` follows the lock file all the same.
+LCPP=ok
+if [ "$LLM" = 0 ] || ! want llm; then
+	LCPP="skipped"
+elif ! command -v node >/dev/null; then
+	LCPP="node is not installed"
+elif [ "$(uname -sm)" != "Linux x86_64" ]; then
+	LCPP="its prebuilt binaries are linux-x64 only (this is $(uname -sm))"
+elif [ ! -d bench/llamacpp/node_modules/@node-llama-cpp/linux-x64 ]; then
+	say "install node-llama-cpp (bench/llamacpp/package-lock.json)"
+	(cd bench/llamacpp && npm install --ignore-scripts --omit=optional --no-save --no-audit --no-fund) >&2 ||
+		LCPP="npm install in bench/llamacpp failed (offline?)"
+fi
+[ "$LCPP" = ok ] || [ "$LCPP" = skipped ] || note "llama.cpp peer not run: $LCPP"
+
 want models || MODELS=""
 for spec in $MODELS; do
 	name=${spec%%:*}
@@ -154,6 +175,14 @@ if [ "$LLM" != 0 ] && want llm; then
 		timeout "$STEP_TIMEOUT" "$RAW/weft" bench "$file" --json "$@" >"$RAW/llm/$base.json" 2>"$RAW/llm/$base.err" ||
 			{ echo "exit status $?: $(cat "$RAW/llm/$base.err")" >"$RAW/llm/$base.err"; rm -f "$RAW/llm/$base.json"; }
 	}
+	# llm_peer BASE FILE ARGS...: the llama.cpp peer into $RAW/llamacpp/BASE.json.
+	llm_peer() {
+		local base=$1 file=$2
+		shift 2
+		timeout "$STEP_TIMEOUT" node bench/llamacpp/bench.mjs "$file" "$@" >"$RAW/llamacpp/$base.json" 2>"$RAW/llamacpp/$base.err" ||
+			{ echo "exit status $?: $(tail -c 2000 "$RAW/llamacpp/$base.err")" >"$RAW/llamacpp/$base.err"; rm -f "$RAW/llamacpp/$base.json"; }
+	}
+	mkdir -p "$RAW/llamacpp"
 	for spec in $LLM_MODELS; do
 		preset=${spec%%:*} typ=${spec#*:}
 		if ! file=$(llm_model "$preset" "$typ"); then
@@ -162,8 +191,11 @@ if [ "$LLM" != 0 ] && want llm; then
 		fi
 		for t in $THREADS; do
 			say "llm $preset $typ: prefill $LLM_PREFILL, decode $LLM_DECODE, $t thread(s), $LLM_REPEAT run(s)"
+			# weft and llama.cpp turn about, so that both see the same
+			# moments of a shared host.
 			for r in $(seq "$LLM_REPEAT"); do
 				llm_bench "$preset.$typ.t$t.r$r" "$file" --prefill "$LLM_PREFILL" --decode "$LLM_DECODE" --threads "$t"
+				[ "$LCPP" = ok ] && llm_peer "$preset.$typ.t$t.r$r" "$file" --prefill "$LLM_PREFILL" --decode "$LLM_DECODE" --threads "$t" --runs 2
 			done
 		done
 	done

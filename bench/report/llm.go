@@ -79,6 +79,11 @@ type LLMResult struct {
 	// TrafficFracs holds every run's DecodeTrafficFrac, sorted.
 	TrafficFracs []float64 `json:"decode_traffic_fractions,omitempty"`
 	Err          string    `json:"error,omitempty"`
+	// LlamaCpp is the llama.cpp peer on the same file (llm_peer.go): its
+	// best prefill and decode over its runs, or LlamaCppErr (absent where
+	// the peer did not run).
+	LlamaCpp    *LLMPeer `json:"llama_cpp,omitempty"`
+	LlamaCppErr string   `json:"llama_cpp_error,omitempty"`
 }
 
 // DecodeGoal is the share of the measured read bandwidth that Q4_0 decode
@@ -89,44 +94,59 @@ const DecodeGoal = 0.85
 // (rN: the Nth repetition).
 var llmFile = regexp.MustCompile(`^([A-Za-z0-9_.-]+?)\.([a-z0-9_]+)(\.ctx\d+)?\.t(\d+)(?:\.r\d+)?\.(json|err)$`)
 
-// addLLM reads the `weft bench --json` outputs run.sh left in dir (absent
-// when the LLM section did not run: no rows, no error).
+// addLLM reads the `weft bench --json` outputs run.sh left in dir, and
+// the llama.cpp peer's (bench/llamacpp/bench.mjs) from dir's sibling
+// llamacpp, named alike (either absent when the LLM section or the peer
+// did not run: no rows, no error).
 func (r *Results) addLLM(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	byKey := map[string]*LLMResult{}
 	var keys []string
-	for _, e := range entries {
-		m := llmFile.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
+	// each calls f with every result file of d (m: llmFile's groups) and
+	// its row.
+	each := func(d string, f func(lr *LLMResult, path string, m []string)) error {
+		entries, err := os.ReadDir(d)
+		if os.IsNotExist(err) {
+			return nil
 		}
-		threads, _ := strconv.Atoi(m[4])
-		key := fmt.Sprintf("%s\x00%s\x00%s\x00%04d", m[1], m[2], m[3], threads)
-		lr := byKey[key]
-		if lr == nil {
-			lr = &LLMResult{Model: m[1], Type: m[2], Threads: threads, MemoryCheck: m[3] != ""}
-			byKey[key] = lr
-			keys = append(keys, key)
+		if err != nil {
+			return err
 		}
-		path := filepath.Join(dir, e.Name())
+		for _, e := range entries {
+			m := llmFile.FindStringSubmatch(e.Name())
+			if m == nil {
+				continue
+			}
+			threads, _ := strconv.Atoi(m[4])
+			key := fmt.Sprintf("%s\x00%s\x00%s\x00%04d", m[1], m[2], m[3], threads)
+			lr := byKey[key]
+			if lr == nil {
+				lr = &LLMResult{Model: m[1], Type: m[2], Threads: threads, MemoryCheck: m[3] != ""}
+				byKey[key] = lr
+				keys = append(keys, key)
+			}
+			f(lr, filepath.Join(d, e.Name()), m)
+		}
+		return nil
+	}
+	err := each(dir, func(lr *LLMResult, path string, m []string) {
 		if m[5] == "err" {
 			if msg := readErr(path); msg != "" {
 				lr.Err = msg
 			}
-			continue
+			return
 		}
 		var b LLMBench
 		if err := readJSON(path, &b); err != nil {
 			lr.Err = err.Error()
-			continue
+			return
 		}
 		lr.add(&b)
+	})
+	if err != nil {
+		return err
+	}
+	if err := each(filepath.Join(filepath.Dir(dir), "llamacpp"), addPeer); err != nil {
+		return err
 	}
 	slices.SortFunc(keys, func(a, b string) int {
 		ka, kb := byKey[a], byKey[b]
@@ -149,6 +169,9 @@ func (r *Results) addLLM(dir string) error {
 			lr.Err = ""
 		} else if lr.Err == "" {
 			lr.Err = "no output"
+		}
+		if lr.LlamaCpp != nil {
+			lr.LlamaCppErr = ""
 		}
 		r.LLM = append(r.LLM, *lr)
 	}
@@ -251,6 +274,7 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 		p("memory check %s %s, %d+%d tokens in a %d-token cache: peak RSS %s, bound %s (%s)\n", l.Model, l.Type,
 			b.PrefillTokens, b.DecodeTokens, b.Ctx, mb(b.PeakRSS), mb(b.RSSBudget), withinBound(b))
 	}
+	llmPeerTable(p, rows)
 }
 
 // llmMarkdown writes the LLM section of docs/performance.md.
@@ -370,8 +394,8 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	if failed {
 		p("\n")
 	}
-	p("No peer runs in this section (llama.cpp is not installed on the bench machine). For\n")
-	p("context only — **quoted from the project's performance targets, not measured in this\n")
+	llmPeerMarkdown(p, rows)
+	p("For context — **quoted from the project's performance targets, not measured in this\n")
 	p("run**: on the machine class those targets describe (2-vCPU Zen 5 guests with AVX-512 and\n")
 	p("~38 GB/s of read bandwidth; compare the machine above), llama.cpp at 2 threads decodes the\n")
 	p("same 110M-parameter Llama in Q4_0 (~69 MB of weights) at ~450 tok/s (~31 GB/s, about 80%%\n")

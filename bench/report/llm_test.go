@@ -165,3 +165,76 @@ func TestWithinBound(t *testing.T) {
 		require.Equal(t, c.want, withinBound(&LLMBench{PeakRSS: c.rss, RSSBudget: c.bound}), "%d/%d", c.rss, c.bound)
 	}
 }
+
+func TestAssembleLLMPeer(t *testing.T) {
+	r, err := Assemble("testdata/raw", time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Len(t, r.LLM, 6) // the peer's files add no row of their own
+	// Two runs of two: the best rates and TTFT, every decode rate, the
+	// higher RSS; the empty .err next to them is no error.
+	l := r.LLM[0]
+	require.Equal(t, "", l.LlamaCppErr)
+	require.Equal(t, &LLMPeer{Release: "v0.5.0", Binding: "3.22.1", CPUVariant: "sapphirerapids", Threads: 1, PrefillTokens: 128,
+		DecodeTokens: 64, Runs: 4, TTFTMs: 80, PrefillTokS: 1600, DecodeTokS: 320, DecodeRuns: []float64{250, 300, 310, 320},
+		PeakRSS: 280000000}, l.LlamaCpp)
+	pr, dr := l.peerRatios()
+	require.InDelta(t, 1100.0/1600, pr, 1e-12)
+	require.InDelta(t, 400.0/320, dr, 1e-12)
+	// 320 tok/s × 60 MB = 19.2 GB/s of weft's 30.
+	require.InDelta(t, 0.64, l.peerReadShare(), 1e-12)
+	require.Equal(t, "exit status 1: llama.cpp: failed to load model", r.LLM[4].LlamaCppErr)
+	require.Nil(t, r.LLM[4].LlamaCpp)
+	require.Nil(t, r.LLM[2].LlamaCpp)
+	require.Equal(t, "", r.LLM[2].LlamaCppErr)
+
+	var md, tbl bytes.Buffer
+	Markdown(&md, r, "x.json")
+	Table(&tbl, r)
+	for _, want := range []string{
+		"### Against llama.cpp\n",
+		"llama.cpp v0.5.0 (node-llama-cpp 3.22.1's prebuilt build) on the same files",
+		"loaded its `sapphirerapids` CPU library",
+		"| llama-110m | q4_0 | 1 | 1100 | 1600 | **0.69** | 400 | 320 | **1.25** | 64% |",
+		"| qwen2-0.5b | q4_0 | 1 | | llama.cpp failed | | | | | |",
+		"- llama.cpp on qwen2-0.5b q4_0 at 1 thread failed: `exit status 1: llama.cpp: failed to load model`",
+	} {
+		require.Contains(t, md.String(), want)
+	}
+	require.NotContains(t, md.String(), "No peer ran")
+	require.NotContains(t, md.String(), "| llama-110m | q4_k_m | 1 | 450 |  |")
+	for _, want := range []string{
+		"vs llama.cpp type   thr  prefill/s  llama.cpp    ratio   decode/s  llama.cpp    ratio  lcpp read",
+		"llama-110m   q4_0     1       1100       1600    0.69x        400        320    1.25x        64%",
+		"qwen2-0.5b   q4_0     1 llama.cpp failed",
+	} {
+		require.Contains(t, tbl.String(), want)
+	}
+
+	// Without the peer's results the section says so.
+	for i := range r.LLM {
+		r.LLM[i].LlamaCpp, r.LLM[i].LlamaCppErr = nil, ""
+	}
+	md.Reset()
+	tbl.Reset()
+	Markdown(&md, r, "x.json")
+	Table(&tbl, r)
+	require.Contains(t, md.String(), "No peer ran in this section")
+	require.NotContains(t, md.String(), "### Against llama.cpp")
+	require.NotContains(t, tbl.String(), "vs llama.cpp")
+}
+
+// Merging the peer's runs does not depend on their order; a file without
+// its per-run list counts its best decode as one run.
+func TestLLMPeerMerge(t *testing.T) {
+	a := LLMPeer{Runs: 1, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 30, PeakRSS: 5}
+	b := LLMPeer{Runs: 2, TTFTMs: 0, PrefillTokS: 800, DecodeTokS: 40, DecodeRuns: []float64{40, 35}, PeakRSS: 7}
+	want := LLMPeer{Runs: 3, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 40, DecodeRuns: []float64{30, 35, 40}, PeakRSS: 7}
+	for _, order := range [][2]LLMPeer{{a, b}, {b, a}} {
+		var l *LLMPeer
+		x, y := order[0], order[1]
+		l = l.merge(&x)
+		l = l.merge(&y)
+		require.Equal(t, want, *l)
+	}
+	require.Equal(t, []float64{40, 35}, b.DecodeRuns, "merge leaves its argument alone")
+}
