@@ -81,16 +81,19 @@ func (l *LLMResult) peerRatios() (prefill, decode float64) {
 	return prefill, decode
 }
 
-// peerReadShare is llama.cpp's decode weight traffic (its tok/s times the
-// weight bytes a token reads, which weft bench counted on the same file)
-// against the read bandwidth weft bench measured (0 where either is
-// missing). The two ran at different moments, so it is a rough figure.
+// peerReadShare is llama.cpp's decode traffic as a share of the read
+// bandwidth, estimated from weft's: the row's share (bwFrac, the median
+// of weft's runs, each paired with its own read probe) times llama.cpp's
+// decode tok/s over weft's (both the best runs). Both move the same weight
+// bytes a token, so this is llama.cpp's share had it run against the
+// probes weft's runs were paired with (0 where either is missing).
 func (l *LLMResult) peerReadShare() float64 {
 	w, p := l.Weft, l.LlamaCpp
-	if w == nil || p == nil || w.ReadGBs == 0 || w.WeightBytes == 0 {
+	if w == nil || p == nil || w.DecodeTokS == 0 {
 		return 0
 	}
-	return p.DecodeTokS * float64(w.WeightBytes) / 1e9 / w.ReadGBs
+	frac, _ := l.bwFrac()
+	return frac * p.DecodeTokS / w.DecodeTokS
 }
 
 // hasPeer reports whether any speed row has the peer's result or error.
@@ -154,9 +157,9 @@ func llmPeerMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("prompt as one batch, then decodes one token at a time with its logits, calling the\n")
 	p("library's batch API directly (no sampling is timed); its rates are the best over all its\n")
 	p("runs (two per weft run), weft's as in the table above. **Ratio** is weft's tok/s over\n")
-	p("llama.cpp's (above 1: weft is faster). *llama.cpp of read* is llama.cpp's decode weight\n")
-	p("traffic against the read bandwidth weft bench measured in its own run: a rough figure, the\n")
-	p("two measured seconds apart.\n\n")
+	p("llama.cpp's (above 1: weft is faster). *llama.cpp of read* estimates llama.cpp's decode\n")
+	p("weight traffic as a share of the read bandwidth: weft's share (*of read* above) times\n")
+	p("llama.cpp's decode tok/s over weft's; both read the same weight bytes a token.\n\n")
 	p("| model | type | threads | prefill tok/s | llama.cpp prefill tok/s | ratio | decode tok/s | llama.cpp decode tok/s | ratio | llama.cpp of read |\n")
 	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range rows {
