@@ -31,7 +31,8 @@ func init() {
 //
 // Where a kernel holds a copy of the table (liveCopy: the classifier of a
 // model whose output matrix is its token embedding), the rows are read
-// from the copy, unpacking a packed Q4_0 row in the scratch memory. The
+// from the copy, unpacking a packed Q4_0 or Q8_0 row in the scratch
+// memory. The
 // copy replaced the table's file pages, and a few rows read from the
 // mapping would fault most of them back in: the kernel maps a whole
 // large folio of the page cache on a fault (Linux 6.18), and 1,920 tokens
@@ -46,8 +47,8 @@ func buildQGather(s *nodeSpec) intoKernel {
 	V, D := int(t.shape[0]), int(t.shape[1])
 	rb := int(t.dt.Bytes(int64(D)))
 	dt := t.dt
-	if dt == ir.Q4_0 {
-		s.scratch = rb
+	if dt == ir.Q4_0 || dt == ir.Q8_0 {
+		s.scratch = rb // a packed row, unpacked
 	}
 	type found struct {
 		src *byte // the table's first byte
@@ -65,9 +66,9 @@ func buildQGather(s *nodeSpec) intoKernel {
 		} else if c = liveCopy(tab, V, D); c != nil {
 			held.Store(&found{unsafe.SliceData(tab), c})
 		}
-		packed := false
+		packed := ir.Invalid
 		if c != nil {
-			tab, packed = c.data, c.packedQ4
+			tab, packed = c.data, c.packed
 		}
 		var ps []int64
 		if pt := in[1]; len(pt.Data) >= 8 && aligned(pt) {
@@ -80,8 +81,8 @@ func buildQGather(s *nodeSpec) intoKernel {
 				return fmt.Errorf("index %d (element %d of Indices) is outside the table's %d rows", r, i, V)
 			}
 			row := tab[int(r)*rb : int(r+1)*rb]
-			if packed {
-				if err := kernels.UnpackQ4RowsTo(scratch[:rb], row, 1, D); err != nil {
+			if packed != ir.Invalid {
+				if err := kernels.UnpackRowsTo(packed, scratch[:rb], row, 1, D); err != nil {
 					return err
 				}
 				row = scratch[:rb]

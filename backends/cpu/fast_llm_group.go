@@ -51,8 +51,8 @@ type qgShape struct {
 	// bias: the inputs after the weights are one f32 bias per weight,
 	// added to its rows by the task that computes them.
 	bias bool
-	// packed: Q4_0 weights repacked (fast_weightcopy.go); the job's
-	// weights are the packed copies.
+	// packed: Q4_0 or Q8_0 weights repacked (fast_weightcopy.go); the
+	// job's weights are the packed copies.
 	packed bool
 	copies []*weightCopy // per weight, or nil (fast_weightcopy.go)
 	tasks  []qgTask
@@ -201,16 +201,16 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			sh.tasks = append(sh.tasks, qgTask{w, n0, min(n, n0+rows)})
 		}
 	}
-	// The weights' copies (fast_weightcopy.go): Q4_0 repacked where the
-	// CPU has the packed kernels (every weight or none, so that one kernel
+	// The weights' copies (fast_weightcopy.go): Q4_0 or Q8_0 repacked
+	// where the CPU has their packed kernels (every weight or none, so that one kernel
 	// family serves the group), else each weight copied to huge pages
 	// where that applies (nil: read in place). The shape, and so the
 	// kernel, holds them: their memory lives as long as they do.
 	sh.copies = make([]*weightCopy, nw)
-	sh.packed = dt == ir.Q4_0 && q4PackOn()
+	sh.packed = packOn(dt)
 	for i, n := range sh.ns {
 		if sh.packed {
-			if sh.copies[i] = sharedPackQ4(s.in[1+i].c.Data, n, K); sh.copies[i] == nil {
+			if sh.copies[i] = sharedPack(dt, s.in[1+i].c.Data, n, K); sh.copies[i] == nil {
 				sh.packed = false
 				break
 			}
@@ -259,7 +259,7 @@ func buildQMatMulGroup(s *nodeSpec) intoKernel {
 			// not run concurrently until then: QRows.Init builds the one
 			// the row kernel reads; otherwise one weight row first, alone.
 			if sh.packed {
-				j.rowsOK = j.rows.InitQ4Packed(&j.q)
+				j.rowsOK = j.rows.InitPacked(sh.dt, &j.q)
 				j.rows.SetPrefetch(sh.copies[0].prefetch())
 			} else {
 				j.rowsOK = j.rows.Init(sh.dt, &j.q)
@@ -345,7 +345,7 @@ func (j *qgJob) matmul(w []byte, rows int, y []float32, ldy int) error {
 // packed twin for packed weights.
 func (j *qgJob) qmatmul(w []byte, rows int, y []float32, ldy int) error {
 	if j.sh.packed {
-		return kernels.QMatMulQ4Packed(nil, w, rows, &j.q, y, ldy, j.sh.copies[0].prefetch())
+		return kernels.QMatMulPacked(nil, j.sh.dt, w, rows, &j.q, y, ldy, j.sh.copies[0].prefetch())
 	}
 	return kernels.QMatMul(nil, j.sh.dt, w, rows, &j.q, y, ldy)
 }

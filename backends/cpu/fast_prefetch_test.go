@@ -77,7 +77,7 @@ func TestStreamedWeights(t *testing.T) {
 			k := build(c.op, spec)
 			require.NotNil(t, k)
 			require.Equal(t, bytes, spec.streamed)
-			packed := c.dt == ir.Q4_0 && q4PackOn()
+			packed := packOn(c.dt)
 			if packed {
 				require.Len(t, spec.copies, len(c.ns), "one packed copy per weight")
 			}

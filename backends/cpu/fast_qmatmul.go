@@ -18,8 +18,8 @@ var qactsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 // weight and float32 activations: the activations are quantized to q8
 // blocks of 32 once, then integer dot products per block (per K-quant
 // sub-block). Other weight types decline. The kernel reads its own copy
-// of the weight (fast_weightcopy.go): Q4_0 repacked where the CPU has the
-// packed kernels, others on huge pages where that applies.
+// of the weight (fast_weightcopy.go): Q4_0 and Q8_0 repacked where the
+// CPU has their packed kernels, others on huge pages where that applies.
 func buildFastQMatMul(s *nodeSpec) intoKernel {
 	x, w, y := s.input(0), s.input(1), s.out[0]
 	if len(s.in) != 2 || len(s.out) != 1 || !x.ok || !w.ok || w.c == nil || x.dt != ir.Float32 || y.dt != ir.Float32 {
@@ -48,12 +48,12 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 	M := numel(x.shape) / K
 	dt, pool := w.dt, s.pool
 	// The kernel's copy of the weight (fast_weightcopy.go), which it
-	// holds: Q4_0 repacked, or else a copy on huge pages; nil where it
-	// reads the constant in place.
+	// holds: Q4_0 or Q8_0 repacked, or else a copy on huge pages; nil
+	// where it reads the constant in place.
 	var c *weightCopy
-	packed := dt == ir.Q4_0 && q4PackOn()
+	packed := packOn(dt)
 	if packed {
-		c = sharedPackQ4(w.c.Data, N, K)
+		c = sharedPack(dt, w.c.Data, N, K)
 		packed = c != nil
 	}
 	if !packed {
@@ -71,7 +71,7 @@ func buildFastQMatMul(s *nodeSpec) intoKernel {
 			wd = c.data
 		}
 		if packed {
-			return kernels.QMatMulQ4Packed(pool, wd, N, q, out[0].Float32s(), N, c.prefetch())
+			return kernels.QMatMulPacked(pool, dt, wd, N, q, out[0].Float32s(), N, c.prefetch())
 		}
 		return kernels.QMatMul(pool, dt, wd, N, q, out[0].Float32s(), N)
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/weftrt/weft/ir/quant"
 )
 
-// TestQ4Pack checks the packed Q4_0 path of QMatMul (fast_weightcopy.go):
+// TestQPack checks the packed Q4_0 and Q8_0 paths of QMatMul
+// (fast_weightcopy.go):
 // its outputs against the reference kernel on q8-rounded activations and
 // against the same kernel with copies off (WEFT_WEIGHT_COPY=0: the GGUF-layout
 // kernels, which sum in another order), both to 1e-4 relative (the packed
@@ -24,15 +25,23 @@ import (
 // K = 4864), for row lengths with and without a short group and several
 // activation rows; and that a second kernel built on the same constant
 // shares the first's packing.
-func TestQ4Pack(t *testing.T) {
-	if !kernels.Q4PackedSupported() {
-		t.Skip("no AVX2 or AVX-512 VNNI: Q4_0 weights are not packed here")
+func TestQPack(t *testing.T) {
+	for _, dt := range []ir.DType{ir.Q4_0, ir.Q8_0} {
+		t.Run(dt.String(), func(t *testing.T) {
+			if !kernels.PackedSupported(dt) {
+				t.Skipf("%v weights are not packed here (no AVX-512 VNNI, or AVX2 for q4_0)", dt)
+			}
+			testQPack(t, dt)
+		})
 	}
+}
+
+func testQPack(t *testing.T, dt ir.DType) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct{ M, N, K int }{{1, 70, 768}, {3, 33, 896}, {9, 130, 544}, {1, 5, 32}, {17, 64, 4864}} {
 		t.Run(fmt.Sprint(c.M, c.N, c.K), func(t *testing.T) {
 			x := randF32(r, 1, int64(c.M), int64(c.K))
-			w, err := quant.Quantize(randF32(r, int64(c.N), int64(c.K)), ir.Q4_0)
+			w, err := quant.Quantize(randF32(r, int64(c.N), int64(c.K)), dt)
 			require.NoError(t, err)
 			in := []*ir.Tensor{x, w}
 			n := node("QMatMul", nil, in)
@@ -57,7 +66,7 @@ func TestQ4Pack(t *testing.T) {
 			// The packing is the weight's size, and the live copies'
 			// count includes it. (Not an exact difference of the count:
 			// a GC may free earlier tests' copies at any time.)
-			pk := sharedPackQ4(w.Data, c.N, c.K)
+			pk := sharedPack(dt, w.Data, c.N, c.K)
 			require.NotNil(t, pk)
 			require.Len(t, pk.data, len(w.Data))
 			require.GreaterOrEqual(t, WeightCopyBytes(), int64(len(w.Data)))
@@ -82,6 +91,7 @@ func TestQ4Pack(t *testing.T) {
 func TestWeightCopy(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	t.Setenv("WEFT_Q4PACK", "0")
+	t.Setenv("WEFT_Q8PACK", "0")
 	for _, dt := range []ir.DType{ir.Q8_0, ir.Float16, ir.Q4_0} {
 		t.Run(dt.String(), func(t *testing.T) {
 			const M, N, K = 3, 40, 256
@@ -117,19 +127,20 @@ func TestWeightCopy(t *testing.T) {
 // TestQGatherReadsCopy: where a QMatMul kernel holds a copy of a table
 // mapped from a file (a classifier sharing the token embedding), QGather
 // reads its rows from the copy (seen by changing a byte of the copy),
-// unpacking packed Q4_0 rows, with the reference's bits.
+// unpacking packed Q4_0 and Q8_0 rows, with the reference's bits.
 func TestQGatherReadsCopy(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for _, c := range []struct {
 		dt   ir.DType
 		pack bool
-	}{{ir.Q8_0, false}, {ir.Float16, false}, {ir.Q4_0, false}, {ir.Q4_0, true}} {
+	}{{ir.Q8_0, false}, {ir.Float16, false}, {ir.Q4_0, false}, {ir.Q4_0, true}, {ir.Q8_0, true}} {
 		t.Run(fmt.Sprint(c.dt, c.pack), func(t *testing.T) {
-			if c.pack && !kernels.Q4PackedSupported() {
-				t.Skip("no AVX2 or AVX-512 VNNI: Q4_0 weights are not packed here")
+			if c.pack && !kernels.PackedSupported(c.dt) {
+				t.Skipf("%v weights are not packed here", c.dt)
 			}
 			if !c.pack {
 				t.Setenv("WEFT_Q4PACK", "0")
+				t.Setenv("WEFT_Q8PACK", "0")
 			}
 			const V, D = 37, 96 // D: three Q4_0 blocks, a short group
 			w, mapped := mappedWeight(t, r, c.dt, V, D)
@@ -142,7 +153,7 @@ func TestQGatherReadsCopy(t *testing.T) {
 			if cp == nil {
 				t.Skip("no copy of the mapped weight here (no transparent huge pages)")
 			}
-			require.Equal(t, c.pack, cp.packedQ4)
+			require.Equal(t, c.pack, cp.packed != ir.Invalid)
 
 			idx := ir.FromInt64([]int64{1, 4}, []int64{5, 0, 36, 5})
 			in := []*ir.Tensor{mapped, idx}

@@ -22,7 +22,7 @@ import (
 // not pay), and a run with the weights streamed
 // non-temporally computes what it computes with them kept, bit for bit.
 func TestPlannedPrefetch(t *testing.T) {
-	if !q4PackOn() {
+	if !packOn(ir.Q4_0) {
 		t.Skip("Q4_0 weights are not packed here: no copy takes the prefetch hint")
 	}
 	r := rand.New(rand.NewPCG(31, 32))

@@ -43,14 +43,11 @@ func PackQ4Rows(w []byte, N, K int) ([]byte, error) {
 
 // PackQ4RowsTo is PackQ4Rows into dst (18·N·K/32 bytes).
 func PackQ4RowsTo(dst, w []byte, N, K int) error {
-	if K%qBlock != 0 || N < 0 || K < 0 {
-		return fmt.Errorf("kernels: PackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
+	nb, err := packArgs("PackQ4Rows", ir.Q4_0, len(dst), len(w), N, K)
+	if err != nil {
+		return err
 	}
-	nb := K / qBlock
 	rb := nb * 18
-	if len(w) < N*rb || len(dst) < N*rb {
-		return fmt.Errorf("kernels: PackQ4Rows: %d bytes in, %d out cannot hold %d×%d q4_0 weights", len(w), len(dst), N, K)
-	}
 	for n := 0; n < N; n++ {
 		packQ4Row(dst[n*rb:(n+1)*rb], w[n*rb:(n+1)*rb], nb)
 	}
@@ -88,14 +85,11 @@ func UnpackQ4Rows(p []byte, N, K int) ([]byte, error) {
 
 // UnpackQ4RowsTo is UnpackQ4Rows into dst (18·N·K/32 bytes).
 func UnpackQ4RowsTo(dst, p []byte, N, K int) error {
-	if K%qBlock != 0 || N < 0 || K < 0 {
-		return fmt.Errorf("kernels: UnpackQ4Rows: K=%d is not a multiple of %d", K, qBlock)
+	nb, err := packArgs("UnpackQ4Rows", ir.Q4_0, len(p), len(dst), N, K)
+	if err != nil {
+		return err
 	}
-	nb := K / qBlock
 	rb := nb * 18
-	if len(p) < N*rb || len(dst) < N*rb {
-		return fmt.Errorf("kernels: UnpackQ4Rows: %d bytes in, %d out cannot hold %d×%d q4_0 weights", len(p), len(dst), N, K)
-	}
 	for n := 0; n < N; n++ {
 		src, out := p[n*rb:(n+1)*rb], dst[n*rb:(n+1)*rb]
 		for g0 := 0; g0 < nb; g0 += q4pGroup {
@@ -213,35 +207,42 @@ func Q4PackedSupported() bool { return q4pNow().x1 != nil }
 // q4pCheck reports whether a packed kernel call for R activation rows
 // has work, and panics if its operands are shorter than the assembly
 // reads or writes (callers check their inputs first: this is the last
-// guard against memory outside the slices).
-func q4pCheck(R, nr, nb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) bool {
+// guard against memory outside the slices). bb is the bytes of one
+// weight block (18 for Q4_0, 34 for Q8_0).
+func q4pCheck(R, nr, nb, bb int, w []byte, rb int, lay []byte, ld int, y []float32, ldy int) bool {
 	if nr == 0 || nb == 0 {
 		return false
 	}
 	ng := q4pRecs(nb)
-	if nr < 0 || rb < 18*nb || len(w) < (nr-1)*rb+18*nb || ld < ng*q4pRec ||
+	if nr < 0 || rb < bb*nb || len(w) < (nr-1)*rb+bb*nb || ld < ng*q4pRec ||
 		len(lay) < (R-1)*ld+ng*q4pRec || (R > 1 && ldy < nr) || len(y) < (R-1)*ldy+nr {
-		panic(fmt.Sprintf("kernels: packed q4_0 kernel: operands out of range (R=%d nr=%d nb=%d rb=%d len(w)=%d ld=%d len(lay)=%d ldy=%d len(y)=%d)",
-			R, nr, nb, rb, len(w), ld, len(lay), ldy, len(y)))
+		panic(fmt.Sprintf("kernels: packed kernel (%d-byte blocks): operands out of range (R=%d nr=%d nb=%d rb=%d len(w)=%d ld=%d len(lay)=%d ldy=%d len(y)=%d)",
+			bb, R, nr, nb, rb, len(w), ld, len(lay), ldy, len(y)))
 	}
 	return true
 }
 
-// QMatMulQ4Packed is QMatMul for Q4_0 weights in PackQ4Rows' layout
-// (N×K): y[m, n] = Σ_k x[m, k]·w[n, k]. Every sum comes out the same
-// whatever x.M is (the one-, four- and eight-row kernels share one
-// summation order). It shares QMatMul's rules on x. pf is how the
-// one-row kernel (decode) prefetches the weights; it changes no result.
+// QMatMulQ4Packed is QMatMulPacked for Q4_0 weights.
 func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int, pf Prefetch) error {
-	if !Q4PackedSupported() {
-		return fmt.Errorf("kernels: packed q4_0 matmul: %w at ISA %s (wants AVX2 or AVX-512 VNNI)", ir.ErrUnsupported, CurrentISA())
+	return QMatMulPacked(pool, ir.Q4_0, w, N, x, y, ldy, pf)
+}
+
+// QMatMulPacked is QMatMul for Q4_0 or Q8_0 weights in the lane-packed
+// layout (PackRowsTo; N×K): y[m, n] = Σ_k x[m, k]·w[n, k]. Every sum comes
+// out the same whatever x.M is (the one-, four- and eight-row kernels
+// share one summation order). It shares QMatMul's rules on x. pf is how
+// the one-row kernel (decode) prefetches the weights; it changes no
+// result.
+func QMatMulPacked(pool *Pool, dt ir.DType, w []byte, N int, x *QuantizedActs, y []float32, ldy int, pf Prefetch) error {
+	if !PackedSupported(dt) {
+		return fmt.Errorf("kernels: packed %v matmul: %w at ISA %s (wants AVX-512 VNNI, or AVX2 for q4_0)", dt, ir.ErrUnsupported, CurrentISA())
 	}
-	rb, done, err := qMatMulArgs("QMatMulQ4Packed", ir.Q4_0, w, N, x, y, ldy)
+	rb, done, err := qMatMulArgs("QMatMulPacked", dt, w, N, x, y, ldy)
 	if done || err != nil {
 		return err
 	}
 	j := q4pJobPool.Get().(*q4pJob)
-	*j = q4pJob{ks: q4pNow(), w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
+	*j = q4pJob{ks: packedSet(dt), w: w, rb: rb, nb: x.K / qBlock, N: N, M: x.M, lay: x.qPacked16(), y: y, ldy: ldy, pf: pf}
 	j.ld = q4pRecs(j.nb) * q4pRec
 	j.rows = max(1, min((N+4*pool.Workers()-1)/(4*pool.Workers()), qTaskBytes/rb))
 	pool.RunStream((N+j.rows-1)/j.rows, j)
@@ -250,7 +251,7 @@ func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32,
 	return nil
 }
 
-// q4pJob is one QMatMulQ4Packed: tasks of rows weight rows.
+// q4pJob is one QMatMulPacked: tasks of rows weight rows.
 type q4pJob struct {
 	ks        *q4pSet
 	w         []byte
@@ -287,15 +288,23 @@ func (ks *q4pSet) run(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float
 	}
 }
 
-// InitQ4Packed is Init for Q4_0 weights in PackQ4Rows' layout: Run then
-// computes rows exactly as QMatMulQ4Packed does at x.M == 1. It reports
-// false where the packed kernels do not run or x is not one row.
-func (r *QRows) InitQ4Packed(x *QuantizedActs) bool {
+// InitQ4Packed is InitPacked for Q4_0 weights.
+func (r *QRows) InitQ4Packed(x *QuantizedActs) bool { return r.InitPacked(ir.Q4_0, x) }
+
+// InitPacked is Init for Q4_0 or Q8_0 weights in the lane-packed layout
+// (PackRowsTo): Run then computes rows exactly as QMatMulPacked does at
+// x.M == 1. It reports false where dt's packed kernels do not run or x is
+// not one row.
+func (r *QRows) InitPacked(dt ir.DType, x *QuantizedActs) bool {
 	*r = QRows{}
-	if x.M != 1 || !Q4PackedSupported() || x.K == 0 || x.K%qBlock != 0 {
+	if x.M != 1 || !PackedSupported(dt) || x.K == 0 || x.K%qBlock != 0 {
 		return false
 	}
 	nb := x.K / qBlock
-	*r = QRows{q4p: q4pNow().x1, ng: nb, rb: 18 * nb, lay: x.qPacked16()}
+	rb, err := qRowBytes(dt, x.K)
+	if err != nil {
+		return false
+	}
+	*r = QRows{q4p: packedSet(dt).x1, ng: nb, rb: rb, lay: x.qPacked16()}
 	return true
 }

@@ -14,7 +14,7 @@ import (
 // has just swept, cost a few percent of the step.
 type QRows struct {
 	rows  qGroupRows
-	q4p   q4pKernel // the packed Q4_0 one-row kernel instead (InitQ4Packed)
+	q4p   q4pKernel // the packed Q4_0 or Q8_0 one-row kernel instead (InitPacked)
 	plain qDotRows  // or the plain family's rows kernel, on qs and d
 	ng    int       // records per row (blocks per row for q4p and plain)
 	rb    int       // bytes per weight row

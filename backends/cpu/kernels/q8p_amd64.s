@@ -1,0 +1,233 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "qrows_amd64.h"
+#include "prefetch_amd64.h"
+
+// The lane-packed Q8_0 kernels (q8p.go): weights in groups of 16 blocks
+// with one block per 32-bit lane (codes plus 128, as unsigned bytes),
+// against the packed Q4_0 kernels' activation records of 640 bytes (eight
+// chunks of activations, 16 scales, 16 biases 8·nsum). Every kernel runs
+// one group as P8W (the weights, once) and P8A (one activation row), in
+// the same order, into one float accumulator per activation row, and sums
+// it with HSUM: a row's result is the same whatever the number of
+// activation rows (speculative decoding verifies k tokens in one batch
+// against one-token decoding). K1 is the lane mask of the row's short
+// group (nb%16 lanes).
+
+// P8FULL loads the full group at SI: chunk j in Zj, the scales widened to
+// float32 in Z8.
+#define P8FULL \
+	VMOVDQU64 32(SI), Z0 \
+	VMOVDQU64 96(SI), Z1 \
+	VMOVDQU64 160(SI), Z2 \
+	VMOVDQU64 224(SI), Z3 \
+	VMOVDQU64 288(SI), Z4 \
+	VMOVDQU64 352(SI), Z5 \
+	VMOVDQU64 416(SI), Z6 \
+	VMOVDQU64 480(SI), Z7 \
+	VCVTPH2PS (SI), Z8
+
+// P8TAIL loads the short group at SI (t = nb%16 lanes: scales at SI,
+// chunks 4t bytes apart from SI+2t); lanes past K1 load as zero and read
+// nothing. AX and DX are scratch.
+#define P8TAIL \
+	MOVQ nb+8(FP), AX \
+	ANDQ $15, AX \
+	LEAQ (SI)(AX*2), DX \
+	SHLQ $2, AX \
+	VMOVDQU32.Z (DX), K1, Z0 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z1 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z2 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z3 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z4 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z5 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z6 \
+	ADDQ AX, DX \
+	VMOVDQU32.Z (DX), K1, Z7 \
+	VCVTPH2PS.Z (SI), K1, Z8
+
+// P8A adds the group's dot products with the activation record at rec
+// into acc: the bias (16 × the record's 8·nsum = -128·Σa per block, which
+// takes out the codes' +128) and the eight chunks' products in two int32
+// chains, then one convert, the scales' product and one FMA. Z9 and Z10
+// are scratch.
+#define P8A(rec, acc) \
+	VMOVDQU32 576 rec, Z9 \
+	VPSLLD $4, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPDPBUSD rec, Z0, Z9 \
+	VPDPBUSD 64 rec, Z1, Z10 \
+	VPDPBUSD 128 rec, Z2, Z9 \
+	VPDPBUSD 192 rec, Z3, Z10 \
+	VPDPBUSD 256 rec, Z4, Z9 \
+	VPDPBUSD 320 rec, Z5, Z10 \
+	VPDPBUSD 384 rec, Z6, Z9 \
+	VPDPBUSD 448 rec, Z7, Z10 \
+	VPADDD Z10, Z9, Z9 \
+	VCVTDQ2PS Z9, Z9 \
+	VMULPS 512 rec, Z8, Z10 \
+	VFMADD231PS Z9, Z10, acc
+
+// P8CONSTS sets K1 from nb+8(FP).
+#define P8CONSTS \
+	MOVQ nb+8(FP), CX \
+	ANDQ $15, CX \
+	MOVL $1, AX \
+	SHLL CX, AX \
+	DECL AX \
+	KMOVW AX, K1
+
+// P8X4 and P8X8 run the group loaded by P8FULL or P8TAIL against four
+// (eight) activation rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 =
+// 3·R8), and the same from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).
+#define P8X4 \
+	P8A((DI), Z16) \
+	P8A((DI)(R8*1), Z17) \
+	P8A((DI)(R8*2), Z18) \
+	P8A((DI)(R9*1), Z19)
+
+#define P8X8 \
+	P8X4 \
+	P8A((BX), Z20) \
+	P8A((BX)(R8*1), Z21) \
+	P8A((BX)(R8*2), Z22) \
+	P8A((BX)(R9*1), Z23)
+
+// P8STORE4 stores the sums of Z16..Z19 at R11, R11+R15, … (R15 the bytes
+// between two output rows; BX, free at a row's end, takes it for
+// STORE4); P8STORE8 those of Z16..Z23.
+#define P8STORE4 \
+	MOVQ R11, AX \
+	MOVQ R15, BX \
+	STORE4(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
+
+#define P8STORE8 \
+	P8STORE4 \
+	ADDQ BX, AX \
+	STORE4(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
+
+#define P8Z4 ZERO4(Z16, Z17, Z18, Z19)
+
+#define P8Z8 \
+	P8Z4 \
+	ZERO4(Z20, Z21, Z22, Z23)
+
+// P8MANY is the body of the kernels for several activation rows
+// (func(nr, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy
+// int)): per weight row, ZEROS clears the accumulators, X runs each group
+// against the rows, STORE stores the row's sums.
+#define P8MANY(ZEROS, X, STORE, lrow, lloop, ltail, ldone, lend) \
+	P8CONSTS \
+	MOVQ nr+0(FP), R12 \
+	MOVQ w+16(FP), R13 \
+	MOVQ y+48(FP), R11 \
+	MOVQ ld+40(FP), R8 \
+	LEAQ (R8)(R8*2), R9 \
+	MOVQ ldy+56(FP), R15 \
+	SHLQ $2, R15 \
+	TESTQ R12, R12 \
+	JEQ lend \
+lrow: \
+	MOVQ nb+8(FP), CX \
+	SHRQ $4, CX \
+	MOVQ R13, SI \
+	MOVQ lay+32(FP), DI \
+	LEAQ (DI)(R8*4), BX \
+	ZEROS \
+	TESTQ CX, CX \
+	JEQ ltail \
+lloop: \
+	P8FULL \
+	X \
+	ADDQ $544, SI \
+	ADDQ $640, DI \
+	ADDQ $640, BX \
+	DECQ CX \
+	JNZ lloop \
+ltail: \
+	KORTESTW K1, K1 \
+	JEQ ldone \
+	P8TAIL \
+	X \
+ldone: \
+	STORE \
+	ADDQ $4, R11 \
+	ADDQ rb+24(FP), R13 \
+	DECQ R12 \
+	JNZ lrow \
+lend: \
+	VZEROUPPER \
+	RET
+
+// func dotQ8P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int)
+//
+// The decode GEMV's rows: y[i] = weight row i (rb bytes apart) · the
+// activation row whose records are at lay, for nr rows. Each weight line
+// is prefetched once, |pf| bytes ahead (ROWPF1), with PREFETCHNTA where
+// pf > 0 (PrefetchStream), else PREFETCHT0.
+TEXT ·dotQ8P512rows(SB), NOSPLIT, $0-56
+	P8CONSTS
+	MOVQ nr+0(FP), R12
+	MOVQ w+16(FP), R13
+	MOVQ y+40(FP), R11
+	MOVQ rb+24(FP), BX
+	TESTQ R12, R12
+	JEQ q8pr_end
+	Q4PDIST
+
+q8pr_row:
+	ROWPF1(q8pr_pfnta, q8pr_pf, q8pr_pfdone)
+	MOVQ nb+8(FP), CX
+	SHRQ $4, CX
+	MOVQ R13, SI
+	MOVQ lay+32(FP), DI
+	VPXORD Z16, Z16, Z16
+	TESTQ CX, CX
+	JEQ q8pr_tail
+
+q8pr_loop:
+	P8FULL
+	P8A((DI), Z16)
+	ADDQ $544, SI
+	ADDQ $640, DI
+	DECQ CX
+	JNZ q8pr_loop
+
+q8pr_tail:
+	KORTESTW K1, K1
+	JEQ q8pr_done
+	P8TAIL
+	P8A((DI), Z16)
+
+q8pr_done:
+	MOVQ R11, AX
+	HSUM(Z16, Y16, 0)
+	ADDQ $4, R11
+	ADDQ BX, R13
+	DECQ R12
+	JNZ q8pr_row
+
+q8pr_end:
+	VZEROUPPER
+	RET
+
+// func dotQ8P512x4rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ8P512rows for four activation rows (records ld bytes apart): each
+// group is loaded once for the four; the sums of weight row i go to
+// y[r·ldy+i].
+TEXT ·dotQ8P512x4rows(SB), NOSPLIT, $0-64
+	P8MANY(P8Z4, P8X4, P8STORE4, q8px4_row, q8px4_loop, q8px4_tail, q8px4_done, q8px4_end)
+
+// func dotQ8P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
+//
+// dotQ8P512x4rows for eight activation rows.
+TEXT ·dotQ8P512x8rows(SB), NOSPLIT, $0-64
+	P8MANY(P8Z8, P8X8, P8STORE8, q8px8_row, q8px8_loop, q8px8_tail, q8px8_done, q8px8_end)
