@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "qrows_amd64.h"
 #include "prefetch_amd64.h"
+#include "packed_amd64.h"
 
 // The lane-packed Q4_0 kernels (q4p.go): weights in groups of 16 blocks
 // with one block per 32-bit lane, against activation records of 640 bytes
@@ -206,87 +207,10 @@
 	KMOVW AX, K1
 
 // P16X4 and P16X8 run the group loaded by P16W against four (eight)
-// activation rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 = 3·R8), and
-// the same from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).
-#define P16X4 \
-	P16A((DI), Z16) \
-	P16A((DI)(R8*1), Z17) \
-	P16A((DI)(R8*2), Z18) \
-	P16A((DI)(R9*1), Z19)
+// activation rows (packed_amd64.h).
+#define P16X4 PX4(P16A)
 
-#define P16X8 \
-	P16X4 \
-	P16A((BX), Z20) \
-	P16A((BX)(R8*1), Z21) \
-	P16A((BX)(R8*2), Z22) \
-	P16A((BX)(R9*1), Z23)
-
-// P16STORE4 stores the sums of Z16..Z19 at R11, R11+R15, … (R15 the bytes
-// between two output rows; BX, free at a row's end, takes it for STORE4);
-// P16STORE8 those of Z16..Z23.
-#define P16STORE4 \
-	MOVQ R11, AX \
-	MOVQ R15, BX \
-	STORE4(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
-
-#define P16STORE8 \
-	P16STORE4 \
-	ADDQ BX, AX \
-	STORE4(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
-
-// P16Z4 and P16Z8 clear the accumulators of four (eight) rows.
-#define P16Z4 ZERO4(Z16, Z17, Z18, Z19)
-
-#define P16Z8 \
-	P16Z4 \
-	ZERO4(Z20, Z21, Z22, Z23)
-
-// P16MANY is the body of the kernels for several activation rows
-// (func(nr, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy
-// int)): per weight row, ZEROS clears the accumulators, X runs each group
-// against the rows, STORE stores the row's sums.
-#define P16MANY(ZEROS, X, STORE, lrow, lloop, ltail, ldone, lend) \
-	P16CONSTS \
-	MOVQ nr+0(FP), R12 \
-	MOVQ w+16(FP), R13 \
-	MOVQ y+48(FP), R11 \
-	MOVQ ld+40(FP), R8 \
-	LEAQ (R8)(R8*2), R9 \
-	MOVQ ldy+56(FP), R15 \
-	SHLQ $2, R15 \
-	TESTQ R12, R12 \
-	JEQ lend \
-lrow: \
-	MOVQ nb+8(FP), CX \
-	SHRQ $4, CX \
-	MOVQ R13, SI \
-	MOVQ lay+32(FP), DI \
-	LEAQ (DI)(R8*4), BX \
-	ZEROS \
-	TESTQ CX, CX \
-	JEQ ltail \
-lloop: \
-	P16FULL \
-	X \
-	ADDQ $288, SI \
-	ADDQ $640, DI \
-	ADDQ $640, BX \
-	DECQ CX \
-	JNZ lloop \
-ltail: \
-	KORTESTW K1, K1 \
-	JEQ ldone \
-	P16TAIL \
-	X \
-ldone: \
-	STORE \
-	ADDQ $4, R11 \
-	ADDQ rb+24(FP), R13 \
-	DECQ R12 \
-	JNZ lrow \
-lend: \
-	VZEROUPPER \
-	RET
+#define P16X8 PX8(P16A)
 
 // func dotQ4P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int)
 //
@@ -388,13 +312,13 @@ q4pr_end:
 // group is loaded and split once for the four; the sums of weight row i
 // go to y[r·ldy+i].
 TEXT ·dotQ4P512x4rows(SB), NOSPLIT, $0-64
-	P16MANY(P16Z4, P16X4, P16STORE4, q4px4_row, q4px4_loop, q4px4_tail, q4px4_done, q4px4_end)
+	PMANY(P16CONSTS, P16FULL, P16TAIL, $288, PZ4, P16X4, PSTORE4, q4px4_row, q4px4_loop, q4px4_tail, q4px4_done, q4px4_end)
 
 // func dotQ4P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
 // dotQ4P512x4rows for eight activation rows.
 TEXT ·dotQ4P512x8rows(SB), NOSPLIT, $0-64
-	P16MANY(P16Z8, P16X8, P16STORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)
+	PMANY(P16CONSTS, P16FULL, P16TAIL, $288, PZ8, P16X8, PSTORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)
 
 // Q4PAGATHER(j) gathers dword j of the group's blocks (at SI, 32 bytes
 // apart; lanes of K1) into chunk j of the record at DI.

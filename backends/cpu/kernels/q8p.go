@@ -35,52 +35,52 @@ const q8pBlock = 34
 // its size, so row ranges slice the same way in both layouts.
 func PackQ8RowsTo(dst, w []byte, N, K int) error {
 	nb, err := packArgs("PackQ8Rows", ir.Q8_0, len(dst), len(w), N, K)
-	if err != nil {
-		return err
+	if err == nil {
+		q8pMove(dst, w, N, nb, true)
 	}
-	rb := nb * q8pBlock
-	for n := 0; n < N; n++ {
-		src, d := w[n*rb:(n+1)*rb], dst[n*rb:(n+1)*rb]
-		for g0 := 0; g0 < nb; g0 += q4pGroup {
-			t := min(q4pGroup, nb-g0)
-			gd := d[g0*q8pBlock : (g0+t)*q8pBlock]
-			for b := 0; b < t; b++ {
-				blk := src[(g0+b)*q8pBlock : (g0+b+1)*q8pBlock]
-				gd[2*b], gd[2*b+1] = blk[0], blk[1]
-				for j := 0; j < 8; j++ {
-					o := 2*t + 4*t*j + 4*b
-					binary.LittleEndian.PutUint32(gd[o:], binary.LittleEndian.Uint32(blk[2+4*j:])^0x80808080)
-				}
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // UnpackQ8RowsTo is PackQ8RowsTo's inverse: the GGUF Q8_0 rows of packed
 // weights p (N×K) into dst.
 func UnpackQ8RowsTo(dst, p []byte, N, K int) error {
 	nb, err := packArgs("UnpackQ8Rows", ir.Q8_0, len(p), len(dst), N, K)
-	if err != nil {
-		return err
+	if err == nil {
+		q8pMove(p, dst, N, nb, false)
 	}
+	return err
+}
+
+// q8pMove moves N rows of nb Q8_0 blocks between the lane-packed layout
+// (packed) and the GGUF one (gguf), into packed where pack is set, else
+// into gguf. Each code's offset of 128 is one XOR either way.
+func q8pMove(packed, gguf []byte, N, nb int, pack bool) {
+	le := binary.LittleEndian
 	rb := nb * q8pBlock
 	for n := 0; n < N; n++ {
-		src, out := p[n*rb:(n+1)*rb], dst[n*rb:(n+1)*rb]
+		pr, gr := packed[n*rb:(n+1)*rb], gguf[n*rb:(n+1)*rb]
 		for g0 := 0; g0 < nb; g0 += q4pGroup {
 			t := min(q4pGroup, nb-g0)
-			s := src[g0*q8pBlock : (g0+t)*q8pBlock]
+			pg := pr[g0*q8pBlock : (g0+t)*q8pBlock]
 			for b := 0; b < t; b++ {
-				blk := out[(g0+b)*q8pBlock : (g0+b+1)*q8pBlock]
-				blk[0], blk[1] = s[2*b], s[2*b+1]
+				blk := gr[(g0+b)*q8pBlock : (g0+b+1)*q8pBlock]
+				ps, gs := pg[2*b:2*b+2], blk[0:2]
+				if pack {
+					copy(ps, gs)
+				} else {
+					copy(gs, ps)
+				}
 				for j := 0; j < 8; j++ {
-					o := 2*t + 4*t*j + 4*b
-					binary.LittleEndian.PutUint32(blk[2+4*j:], binary.LittleEndian.Uint32(s[o:])^0x80808080)
+					pc, gc := pg[2*t+4*t*j+4*b:], blk[2+4*j:]
+					if pack {
+						le.PutUint32(pc, le.Uint32(gc)^0x80808080)
+					} else {
+						le.PutUint32(gc, le.Uint32(pc)^0x80808080)
+					}
 				}
 			}
 		}
 	}
-	return nil
 }
 
 // packArgs checks a (un)packing of N×K dt weights between buffers of

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "qrows_amd64.h"
 #include "prefetch_amd64.h"
+#include "packed_amd64.h"
 
 // The lane-packed Q8_0 kernels (q8p.go): weights in groups of 16 blocks
 // with one block per 32-bit lane (codes plus 128, as unsigned bytes),
@@ -85,86 +86,10 @@
 	KMOVW AX, K1
 
 // P8X4 and P8X8 run the group loaded by P8FULL or P8TAIL against four
-// (eight) activation rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 =
-// 3·R8), and the same from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).
-#define P8X4 \
-	P8A((DI), Z16) \
-	P8A((DI)(R8*1), Z17) \
-	P8A((DI)(R8*2), Z18) \
-	P8A((DI)(R9*1), Z19)
+// (eight) activation rows (packed_amd64.h).
+#define P8X4 PX4(P8A)
 
-#define P8X8 \
-	P8X4 \
-	P8A((BX), Z20) \
-	P8A((BX)(R8*1), Z21) \
-	P8A((BX)(R8*2), Z22) \
-	P8A((BX)(R9*1), Z23)
-
-// P8STORE4 stores the sums of Z16..Z19 at R11, R11+R15, … (R15 the bytes
-// between two output rows; BX, free at a row's end, takes it for
-// STORE4); P8STORE8 those of Z16..Z23.
-#define P8STORE4 \
-	MOVQ R11, AX \
-	MOVQ R15, BX \
-	STORE4(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
-
-#define P8STORE8 \
-	P8STORE4 \
-	ADDQ BX, AX \
-	STORE4(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
-
-#define P8Z4 ZERO4(Z16, Z17, Z18, Z19)
-
-#define P8Z8 \
-	P8Z4 \
-	ZERO4(Z20, Z21, Z22, Z23)
-
-// P8MANY is the body of the kernels for several activation rows
-// (func(nr, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy
-// int)): per weight row, ZEROS clears the accumulators, X runs each group
-// against the rows, STORE stores the row's sums.
-#define P8MANY(ZEROS, X, STORE, lrow, lloop, ltail, ldone, lend) \
-	P8CONSTS \
-	MOVQ nr+0(FP), R12 \
-	MOVQ w+16(FP), R13 \
-	MOVQ y+48(FP), R11 \
-	MOVQ ld+40(FP), R8 \
-	LEAQ (R8)(R8*2), R9 \
-	MOVQ ldy+56(FP), R15 \
-	SHLQ $2, R15 \
-	TESTQ R12, R12 \
-	JEQ lend \
-lrow: \
-	MOVQ nb+8(FP), CX \
-	SHRQ $4, CX \
-	MOVQ R13, SI \
-	MOVQ lay+32(FP), DI \
-	LEAQ (DI)(R8*4), BX \
-	ZEROS \
-	TESTQ CX, CX \
-	JEQ ltail \
-lloop: \
-	P8FULL \
-	X \
-	ADDQ $544, SI \
-	ADDQ $640, DI \
-	ADDQ $640, BX \
-	DECQ CX \
-	JNZ lloop \
-ltail: \
-	KORTESTW K1, K1 \
-	JEQ ldone \
-	P8TAIL \
-	X \
-ldone: \
-	STORE \
-	ADDQ $4, R11 \
-	ADDQ rb+24(FP), R13 \
-	DECQ R12 \
-	JNZ lrow \
-lend: \
-	VZEROUPPER \
-	RET
+#define P8X8 PX8(P8A)
 
 // func dotQ8P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int)
 //
@@ -224,10 +149,10 @@ q8pr_end:
 // group is loaded once for the four; the sums of weight row i go to
 // y[r·ldy+i].
 TEXT ·dotQ8P512x4rows(SB), NOSPLIT, $0-64
-	P8MANY(P8Z4, P8X4, P8STORE4, q8px4_row, q8px4_loop, q8px4_tail, q8px4_done, q8px4_end)
+	PMANY(P8CONSTS, P8FULL, P8TAIL, $544, PZ4, P8X4, PSTORE4, q8px4_row, q8px4_loop, q8px4_tail, q8px4_done, q8px4_end)
 
 // func dotQ8P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
 // dotQ8P512x4rows for eight activation rows.
 TEXT ·dotQ8P512x8rows(SB), NOSPLIT, $0-64
-	P8MANY(P8Z8, P8X8, P8STORE8, q8px8_row, q8px8_loop, q8px8_tail, q8px8_done, q8px8_end)
+	PMANY(P8CONSTS, P8FULL, P8TAIL, $544, PZ8, P8X8, PSTORE8, q8px8_row, q8px8_loop, q8px8_tail, q8px8_done, q8px8_end)
