@@ -3,6 +3,26 @@
 // loaded (from SI) against the activation record at rec into acc, and
 // CONSTS, which sets up its constants and K1 (the short group's lanes).
 
+// PDOT8 adds a group's dot products with the activation record at rec
+// into acc, the group's eight 64-byte chunks of unsigned codes in Z0..Z7
+// (Zj against the record's chunk j) and its scales in Z8, Z9 holding the
+// int32 biases the chains start from: the products in two int32 chains,
+// then one convert, the scales' product and one FMA. Z10 is scratch.
+#define PDOT8(rec, acc) \
+	VPXORD Z10, Z10, Z10 \
+	VPDPBUSD rec, Z0, Z9 \
+	VPDPBUSD 64 rec, Z1, Z10 \
+	VPDPBUSD 128 rec, Z2, Z9 \
+	VPDPBUSD 192 rec, Z3, Z10 \
+	VPDPBUSD 256 rec, Z4, Z9 \
+	VPDPBUSD 320 rec, Z5, Z10 \
+	VPDPBUSD 384 rec, Z6, Z9 \
+	VPDPBUSD 448 rec, Z7, Z10 \
+	VPADDD Z10, Z9, Z9 \
+	VCVTDQ2PS Z9, Z9 \
+	VMULPS 512 rec, Z8, Z10 \
+	VFMADD231PS Z9, Z10, acc
+
 // PX4(A) and PX8(A) run the loaded group against four (eight) activation
 // rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 = 3·R8), and the same
 // from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).

@@ -105,6 +105,57 @@
 	VPADDD Z11, Z9, Z9 \
 	VCVTDQ2PS Z9, Z9
 
+// The kernels for several activation rows split each group once for
+// all of them, so they shift the high nibbles down there (P16SPLITS: four
+// more shifts a group) and sum each row in two int32 chains instead of
+// four (P16AS: no shift and two fewer instructions a row). The integer
+// sums are the same, so every result keeps its bits: a row comes out as
+// the decode kernel's.
+
+// P16SPLITS splits the codes in Z0..Z3 into low nibbles (in place) and
+// high nibbles shifted down (Z4..Z7): the order of the activation
+// record's chunks, for PDOT8.
+#define P16SPLITS \
+	VPSRLW $4, Z0, Z4 \
+	VPSRLW $4, Z1, Z5 \
+	VPSRLW $4, Z2, Z6 \
+	VPSRLW $4, Z3, Z7 \
+	VPANDD Z0, Z29, Z0 \
+	VPANDD Z1, Z29, Z1 \
+	VPANDD Z2, Z29, Z2 \
+	VPANDD Z3, Z29, Z3 \
+	VPANDD Z4, Z29, Z4 \
+	VPANDD Z5, Z29, Z5 \
+	VPANDD Z6, Z29, Z6 \
+	VPANDD Z7, Z29, Z7
+
+// P16FULLS and P16TAILS are P16FULL and P16TAIL with P16SPLITS.
+#define P16FULLS \
+	VMOVDQU64 32(SI), Z0 \
+	VMOVDQU64 96(SI), Z1 \
+	VMOVDQU64 160(SI), Z2 \
+	VMOVDQU64 224(SI), Z3 \
+	P16SPLITS \
+	VCVTPH2PS (SI), Z8
+
+#define P16TAILS \
+	MOVQ nb+8(FP), AX \
+	ANDQ $15, AX \
+	LEAQ (SI)(AX*2), DX \
+	SHLQ $2, AX \
+	LEAQ (DX)(AX*2), R14 \
+	VMOVDQU32.Z (DX), K1, Z0 \
+	VMOVDQU32.Z (DX)(AX*1), K1, Z1 \
+	VMOVDQU32.Z (R14), K1, Z2 \
+	VMOVDQU32.Z (R14)(AX*1), K1, Z3 \
+	P16SPLITS \
+	VCVTPH2PS.Z (SI), K1, Z8
+
+// P16AS is P16A on a group split by P16SPLITS: the bias, then PDOT8.
+#define P16AS(rec, acc) \
+	VMOVDQU32 576 rec, Z9 \
+	PDOT8(rec, acc)
+
 // P16LOADA loads the activation record at DI for P16R: chunks into
 // Z20..Z27, the biases into Z28, the scales into Z31.
 #define P16LOADA \
@@ -206,11 +257,11 @@
 	DECL AX \
 	KMOVW AX, K1
 
-// P16X4 and P16X8 run the group loaded by P16W against four (eight)
+// P16X4 and P16X8 run the group loaded by P16FULLS or P16TAILS against four (eight)
 // activation rows (packed_amd64.h).
-#define P16X4 PX4(P16A)
+#define P16X4 PX4(P16AS)
 
-#define P16X8 PX8(P16A)
+#define P16X8 PX8(P16AS)
 
 // func dotQ4P512rows(nr int, nb int, w *byte, rb int, lay *byte, y *float32, pf int)
 //
@@ -312,13 +363,13 @@ q4pr_end:
 // group is loaded and split once for the four; the sums of weight row i
 // go to y[r·ldy+i].
 TEXT ·dotQ4P512x4rows(SB), NOSPLIT, $0-64
-	PMANY(P16CONSTS, P16FULL, P16TAIL, $288, PZ4, P16X4, PSTORE4, q4px4_row, q4px4_loop, q4px4_tail, q4px4_done, q4px4_end)
+	PMANY(P16CONSTS, P16FULLS, P16TAILS, $288, PZ4, P16X4, PSTORE4, q4px4_row, q4px4_loop, q4px4_tail, q4px4_done, q4px4_end)
 
 // func dotQ4P512x8rows(nr int, nb int, w *byte, rb int, lay *byte, ld int, y *float32, ldy int)
 //
 // dotQ4P512x4rows for eight activation rows.
 TEXT ·dotQ4P512x8rows(SB), NOSPLIT, $0-64
-	PMANY(P16CONSTS, P16FULL, P16TAIL, $288, PZ8, P16X8, PSTORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)
+	PMANY(P16CONSTS, P16FULLS, P16TAILS, $288, PZ8, P16X8, PSTORE8, q4px8_row, q4px8_loop, q4px8_tail, q4px8_done, q4px8_end)
 
 // Q4PAGATHER(j) gathers dword j of the group's blocks (at SI, 32 bytes
 // apart; lanes of K1) into chunk j of the record at DI.

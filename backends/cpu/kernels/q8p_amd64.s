@@ -62,19 +62,7 @@
 #define P8A(rec, acc) \
 	VMOVDQU32 576 rec, Z9 \
 	VPSLLD $4, Z9, Z9 \
-	VPXORD Z10, Z10, Z10 \
-	VPDPBUSD rec, Z0, Z9 \
-	VPDPBUSD 64 rec, Z1, Z10 \
-	VPDPBUSD 128 rec, Z2, Z9 \
-	VPDPBUSD 192 rec, Z3, Z10 \
-	VPDPBUSD 256 rec, Z4, Z9 \
-	VPDPBUSD 320 rec, Z5, Z10 \
-	VPDPBUSD 384 rec, Z6, Z9 \
-	VPDPBUSD 448 rec, Z7, Z10 \
-	VPADDD Z10, Z9, Z9 \
-	VCVTDQ2PS Z9, Z9 \
-	VMULPS 512 rec, Z8, Z10 \
-	VFMADD231PS Z9, Z10, acc
+	PDOT8(rec, acc)
 
 // P8CONSTS sets K1 from nb+8(FP).
 #define P8CONSTS \
