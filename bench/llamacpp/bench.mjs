@@ -27,39 +27,16 @@ import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 
+import { parseArgs } from '../args.mjs';
+
+const usageLine = 'node bench.mjs MODEL.gguf [--prefill N] [--decode N] [--threads T] [--runs R]';
 function usage(msg) {
-  process.stderr.write(`bench.mjs: ${msg}\nusage: node bench.mjs MODEL.gguf [--prefill N] [--decode N] [--threads T] [--runs R]\n`);
+  process.stderr.write(`bench.mjs: ${msg}\nusage: ${usageLine}\n`);
   process.exit(2);
 }
 
-function parseArgs(argv) {
-  const a = { model: '', prefill: 128, decode: 64, threads: 1, runs: 1 };
-  const int = (flag, v, lo) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < lo) usage(`${flag} ${v}: want an integer >= ${lo}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) usage(`${arg} wants a value`);
-      return argv[++i];
-    };
-    switch (arg) {
-      case '--prefill': a.prefill = int(arg, val(), 1); break;
-      case '--decode': a.decode = int(arg, val(), 1); break;
-      case '--threads': a.threads = int(arg, val(), 1); break;
-      case '--runs': a.runs = int(arg, val(), 1); break;
-      default:
-        if (arg.startsWith('-') || a.model) usage(`unexpected argument ${arg}`);
-        a.model = arg;
-    }
-  }
-  if (!a.model) usage('no MODEL');
-  return a;
-}
-
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), usageLine, { prefill: 128, decode: 64, threads: 1, runs: 1 },
+  { prefill: 1, decode: 1, threads: 1, runs: 1 });
 
 // The CPU variant ggml picks is only in its log ("loaded CPU backend from
 // .../libggml-cpu-VARIANT.so"); everything at warning level or above goes

@@ -17,44 +17,20 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import process from 'node:process';
 
+import { parseArgs } from '../args.mjs';
+
 const require = createRequire(import.meta.url);
 const ort = require('onnxruntime-node');
 
-function usage(msg) {
-  process.stderr.write(`bench.mjs: ${msg}\nusage: node bench.mjs MODEL.onnx [--threads T] [--runs N] [--warmup N] [--dim SYM=N]\n`);
-  process.exit(2);
-}
+const usageLine = 'node bench.mjs MODEL.onnx [--threads T] [--runs N] [--warmup N] [--dim SYM=N]';
 
-function parseArgs(argv) {
-  const a = { model: '', threads: 1, runs: 10, warmup: 2, dims: {} };
-  const int = (flag, v, lo) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < lo) usage(`${flag} ${v}: want an integer >= ${lo}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) usage(`${arg} wants a value`);
-      return argv[++i];
-    };
-    switch (arg) {
-      case '--threads': a.threads = int(arg, val(), 1); break;
-      case '--runs': a.runs = int(arg, val(), 1); break;
-      case '--warmup': a.warmup = int(arg, val(), 0); break;
-      case '--dim': {
-        const [sym, n] = val().split('=');
-        if (!sym || n === undefined) usage(`--dim wants SYM=N`);
-        a.dims[sym] = int('--dim ' + sym, n, 0);
-        break;
-      }
-      default:
-        if (arg.startsWith('-') || a.model) usage(`unexpected argument ${arg}`);
-        a.model = arg;
-    }
-  }
-  if (!a.model) usage('no MODEL');
-  return a;
+// --dim SYM=N: the size of a symbolic dimension.
+function dimFlag(flag, v, a, int, usage) {
+  if (flag !== '--dim') return false;
+  const [sym, n] = v.split('=');
+  if (!sym || n === undefined) usage('--dim wants SYM=N');
+  a.dims[sym] = int('--dim ' + sym, n, 0);
+  return true;
 }
 
 // A small deterministic generator (mulberry32), seeded per input name.
@@ -99,7 +75,8 @@ function makeInput(meta, dims) {
 const ms = (t0, t1) => Math.round(Number(t1 - t0) / 1e3) / 1e3;
 
 async function main() {
-  const a = parseArgs(process.argv.slice(2));
+  const a = parseArgs(process.argv.slice(2), usageLine, { threads: 1, runs: 10, warmup: 2, dims: {} },
+    { threads: 1, runs: 1, warmup: 0 }, dimFlag);
   const bytes = readFileSync(a.model);
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(bytes, {

@@ -110,12 +110,23 @@ func llmPeerTable(p func(string, ...any), rows []LLMResult) {
 	}
 	p("\n%-12s %-6s %3s %10s %10s %8s %10s %10s %8s %10s\n", "vs llama.cpp", "type", "thr", "prefill/s", "llama.cpp", "ratio",
 		"decode/s", "llama.cpp", "ratio", "lcpp read")
-	for _, l := range rows {
-		if l.MemoryCheck || (l.LlamaCpp == nil && l.LlamaCppErr == "") {
-			continue
-		}
+	eachPeerRow(rows, func(l *LLMResult, wp, wd, pr, dr float64) {
 		if l.LlamaCpp == nil {
 			p("%-12s %-6s %3d llama.cpp failed\n", l.Model, l.Type, l.Threads)
+			return
+		}
+		p("%-12s %-6s %3d %10s %10s %8s %10s %10s %8s %10s\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
+			ratio(pr, "x"), num(wd), num(l.LlamaCpp.DecodeTokS), ratio(dr, "x"), pct(l.peerReadShare()))
+	})
+}
+
+// eachPeerRow calls f for every speed row with the peer's result or error
+// (l.LlamaCpp nil where it failed), with weft's prefill and decode tok/s
+// (0 without weft's result) and weft's over llama.cpp's.
+func eachPeerRow(rows []LLMResult, f func(l *LLMResult, wp, wd, pr, dr float64)) {
+	for i := range rows {
+		l := &rows[i]
+		if l.MemoryCheck || (l.LlamaCpp == nil && l.LlamaCppErr == "") {
 			continue
 		}
 		var wp, wd float64
@@ -123,8 +134,7 @@ func llmPeerTable(p func(string, ...any), rows []LLMResult) {
 			wp, wd = l.Weft.PrefillTokS, l.Weft.DecodeTokS
 		}
 		pr, dr := l.peerRatios()
-		p("%-12s %-6s %3d %10s %10s %8s %10s %10s %8s %10s\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
-			ratio(pr, "x"), num(wd), num(l.LlamaCpp.DecodeTokS), ratio(dr, "x"), pct(l.peerReadShare()))
+		f(l, wp, wd, pr, dr)
 	}
 }
 
@@ -162,22 +172,14 @@ func llmPeerMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("llama.cpp's decode tok/s over weft's; both read the same weight bytes a token.\n\n")
 	p("| model | type | threads | prefill tok/s | llama.cpp prefill tok/s | ratio | decode tok/s | llama.cpp decode tok/s | ratio | llama.cpp of read |\n")
 	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, l := range rows {
-		if l.MemoryCheck || (l.LlamaCpp == nil && l.LlamaCppErr == "") {
-			continue
-		}
+	eachPeerRow(rows, func(l *LLMResult, wp, wd, pr, dr float64) {
 		if l.LlamaCpp == nil {
 			p("| %s | %s | %d | | llama.cpp failed | | | | | |\n", l.Model, l.Type, l.Threads)
-			continue
+			return
 		}
-		var wp, wd float64
-		if l.Weft != nil {
-			wp, wd = l.Weft.PrefillTokS, l.Weft.DecodeTokS
-		}
-		pr, dr := l.peerRatios()
 		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
 			bold(ratio(pr, "")), num(wd), num(l.LlamaCpp.DecodeTokS), bold(ratio(dr, "")), pct(l.peerReadShare()))
-	}
+	})
 	p("\n")
 	failed := false
 	for _, l := range rows {
