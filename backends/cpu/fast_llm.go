@@ -32,9 +32,8 @@ func init() {
 // Where a kernel holds a copy of the table (liveCopy: the classifier of a
 // model whose output matrix is its token embedding), the rows are read
 // from the copy, unpacking a packed Q4_0 or Q8_0 row in the scratch
-// memory. The
-// copy replaced the table's file pages, and a few rows read from the
-// mapping would fault most of them back in: the kernel maps a whole
+// memory. The copy replaced the table's file pages, and a few rows read
+// from the mapping would fault most of them back in: the kernel maps a whole
 // large folio of the page cache on a fault (Linux 6.18), and 1,920 tokens
 // of a prompt brought back 104 of the 145 MB of Qwen2-0.5B's Q8_0
 // embedding.

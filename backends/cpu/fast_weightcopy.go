@@ -151,8 +151,16 @@ func WeightCopyBytes() int64 { return weightBytes.Load() }
 // packOn reports whether weights of dt are repacked here and now (Q4_0
 // and Q8_0 where their packed kernels run).
 func packOn(dt ir.DType) bool {
-	env := map[ir.DType]string{ir.Q4_0: "WEFT_Q4PACK", ir.Q8_0: "WEFT_Q8PACK"}[dt]
-	return env != "" && kernels.PackedSupported(dt) && os.Getenv(env) != "0" && os.Getenv("WEFT_WEIGHT_COPY") != "0"
+	var env string
+	switch dt {
+	case ir.Q4_0:
+		env = "WEFT_Q4PACK"
+	case ir.Q8_0:
+		env = "WEFT_Q8PACK"
+	default:
+		return false
+	}
+	return kernels.PackedSupported(dt) && os.Getenv(env) != "0" && os.Getenv("WEFT_WEIGHT_COPY") != "0"
 }
 
 // sharedPack returns the N×K weight w of dt repacked, reusing a live

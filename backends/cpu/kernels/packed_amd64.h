@@ -23,6 +23,47 @@
 	VMULPS 512 rec, Z8, Z10 \
 	VFMADD231PS Z9, Z10, acc
 
+// PROWSTART points SI at the weight row R13 and DI at the first
+// activation record, sets CX to the row's full groups and clears Z16.
+#define PROWSTART \
+	MOVQ nb+8(FP), CX \
+	SHRQ $4, CX \
+	MOVQ R13, SI \
+	MOVQ lay+32(FP), DI \
+	VPXORD Z16, Z16, Z16
+
+// PROWS1 is the loop of a family's decode kernel (func(nr, nb int, w
+// *byte, rb int, lay *byte, y *float32, pf int)) over its rows one at a
+// time, from the weight row at R13 (R12 rows left, BX bytes apart, the
+// outputs at R11), each prefetched with ROWPF1 (prefetch_amd64.h), each
+// group GB bytes (an immediate) loaded by FULL or TAIL and run by A into
+// Z16, then summed with HSUM. It falls through when no row is left.
+#define PROWS1(FULL, TAIL, A, GB, lrow, lnta, lpf, lpfdone, lloop, ltail, ldone) \
+lrow: \
+	ROWPF1(lnta, lpf, lpfdone) \
+	PROWSTART \
+	TESTQ CX, CX \
+	JEQ ltail \
+lloop: \
+	FULL \
+	A((DI), Z16) \
+	ADDQ GB, SI \
+	ADDQ $640, DI \
+	DECQ CX \
+	JNZ lloop \
+ltail: \
+	KORTESTW K1, K1 \
+	JEQ ldone \
+	TAIL \
+	A((DI), Z16) \
+ldone: \
+	MOVQ R11, AX \
+	HSUM(Z16, Y16, 0) \
+	ADDQ $4, R11 \
+	ADDQ BX, R13 \
+	DECQ R12 \
+	JNZ lrow
+
 // PX4(A) and PX8(A) run the loaded group against four (eight) activation
 // rows: records at DI, DI+R8, DI+2·R8, DI+R9 (R9 = 3·R8), and the same
 // from BX = DI+4·R8, into Z16..Z19 (Z16..Z23).

@@ -9,7 +9,7 @@ import (
 )
 
 // Prefetch is how a decode GEMV's software prefetch brings in its weights
-// (QMatMulQ4Packed, QRows.SetPrefetch). It changes no result, only which
+// (QMatMulPacked, QRows.SetPrefetch). It changes no result, only which
 // caches the weight lines pass through.
 type Prefetch uint8
 

@@ -31,7 +31,7 @@ const q4pGroup = 16
 
 // PackQ4Rows returns the N×K Q4_0 weights w (GGUF block layout, row after
 // row) in the lane-packed layout the packed Q4_0 kernels read
-// (QMatMulQ4Packed, QRows.InitQ4Packed). Every row keeps its size, 18·K/32
+// (QMatMulPacked, QRows.InitPacked). Every row keeps its size, 18·K/32
 // bytes, so row ranges slice the same way in both layouts.
 func PackQ4Rows(w []byte, N, K int) ([]byte, error) {
 	if N < 0 || K < 0 {
@@ -199,11 +199,6 @@ var q4pKernels [I8MM + 1]q4pSet
 // q4pNow returns the packed kernels of the current ISA level.
 func q4pNow() *q4pSet { return &q4pKernels[CurrentISA()] }
 
-// Q4PackedSupported reports whether the lane-packed Q4_0 kernels run at
-// the current ISA level (AVX-512 with VNNI, or AVX2); where they do not,
-// PackQ4Rows' layout has no use.
-func Q4PackedSupported() bool { return q4pNow().x1 != nil }
-
 // q4pCheck reports whether a packed kernel call for R activation rows
 // has work, and panics if its operands are shorter than the assembly
 // reads or writes (callers check their inputs first: this is the last
@@ -220,11 +215,6 @@ func q4pCheck(R, nr, nb, bb int, w []byte, rb int, lay []byte, ld int, y []float
 			bb, R, nr, nb, rb, len(w), ld, len(lay), ldy, len(y)))
 	}
 	return true
-}
-
-// QMatMulQ4Packed is QMatMulPacked for Q4_0 weights.
-func QMatMulQ4Packed(pool *Pool, w []byte, N int, x *QuantizedActs, y []float32, ldy int, pf Prefetch) error {
-	return QMatMulPacked(pool, ir.Q4_0, w, N, x, y, ldy, pf)
 }
 
 // QMatMulPacked is QMatMul for Q4_0 or Q8_0 weights in the lane-packed
@@ -287,9 +277,6 @@ func (ks *q4pSet) run(w []byte, nr, nb, rb, M int, lay []byte, ld int, y []float
 		ks.x1(nr, nb, w, rb, lay[m*ld:], ld, y[m*ldy:], ldy, pf)
 	}
 }
-
-// InitQ4Packed is InitPacked for Q4_0 weights.
-func (r *QRows) InitQ4Packed(x *QuantizedActs) bool { return r.InitPacked(ir.Q4_0, x) }
 
 // InitPacked is Init for Q4_0 or Q8_0 weights in the lane-packed layout
 // (PackRowsTo): Run then computes rows exactly as QMatMulPacked does at

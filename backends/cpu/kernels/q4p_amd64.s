@@ -235,14 +235,8 @@
 	VMOVDQU32.Z (DX)(BX*1), K1, tmp \
 	VINSERTI64X4 $1, tmp, z, z
 
-// P16ROWSTART points SI at the weight row R13 and DI at the first
-// activation record, sets CX to the row's full groups and clears Z16.
-#define P16ROWSTART \
-	MOVQ nb+8(FP), CX \
-	SHRQ $4, CX \
-	MOVQ R13, SI \
-	MOVQ lay+32(FP), DI \
-	VPXORD Z16, Z16, Z16
+// P16ROWSTART is PROWSTART (packed_amd64.h).
+#define P16ROWSTART PROWSTART
 
 // P16CONSTS loads Z29, Z30 and K1 (from nb+8(FP)).
 #define P16CONSTS \
@@ -329,30 +323,7 @@ q4pr_pdone:
 	JGE q4pr_pair
 	TESTQ R12, R12
 	JEQ q4pr_end
-q4pr_one:
-	ROWPF1(q4pr_pfnta, q4pr_pf, q4pr_pfdone)
-	P16ROWSTART
-	TESTQ CX, CX
-	JEQ q4pr_tail
-q4pr_loop:
-	P16FULL
-	P16A((DI), Z16)
-	ADDQ $288, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ q4pr_loop
-q4pr_tail:
-	KORTESTW K1, K1
-	JEQ q4pr_done
-	P16TAIL
-	P16A((DI), Z16)
-q4pr_done:
-	MOVQ R11, AX
-	HSUM(Z16, Y16, 0)
-	ADDQ $4, R11
-	ADDQ BX, R13
-	DECQ R12
-	JNZ q4pr_one
+	PROWS1(P16FULL, P16TAIL, P16A, $288, q4pr_one, q4pr_pfnta, q4pr_pf, q4pr_pfdone, q4pr_loop, q4pr_tail, q4pr_done)
 q4pr_end:
 	VZEROUPPER
 	RET

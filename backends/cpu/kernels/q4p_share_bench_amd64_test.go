@@ -17,7 +17,7 @@ import (
 // BenchmarkQ4ReadShare is the packed Q4_0 decode GEMV's streaming rate as
 // a share of the read probe's, the two measured turn about, as weft bench
 // compares a decode step with the probe: each round runs, for every mode
-// in turn, one pass of QMatMulQ4Packed over 256 MB of cold packed weights
+// in turn, one pass of QMatMulPacked (Q4_0) over 256 MB of cold packed weights
 // (rows of K, one activation row, the threads' pool splitting them as in
 // a decode step) and then one pass of the probe (membw's plain AVX-512
 // reader, or its AVX2 one where the CPU has no AVX-512, over its own
@@ -30,7 +30,7 @@ import (
 // The modes are the prefetch hint (t0: PrefetchKeep, PREFETCHT0; nta:
 // PrefetchStream, PREFETCHNTA) and its distance in bytes.
 func BenchmarkQ4ReadShare(b *testing.B) {
-	if !Q4PackedSupported() {
+	if !PackedSupported(ir.Q4_0) {
 		b.Skip("no packed Q4_0 kernels")
 	}
 	reader := shareReader(b)
@@ -55,7 +55,7 @@ func BenchmarkQ4ReadShare(b *testing.B) {
 				defer func(a, k int) { q4pStreamAhead, q4pKeepAhead = a, k }(q4pStreamAhead, q4pKeepAhead)
 				q4pStreamAhead, q4pKeepAhead = md.ahead, md.ahead
 				t0 := time.Now()
-				if err := QMatMulQ4Packed(pool, p, rows, qa, y, rows, md.pf); err != nil {
+				if err := QMatMulPacked(pool, ir.Q4_0, p, rows, qa, y, rows, md.pf); err != nil {
 					b.Fatal(err)
 				}
 				return time.Since(t0)

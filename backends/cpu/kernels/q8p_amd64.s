@@ -95,37 +95,7 @@ TEXT ·dotQ8P512rows(SB), NOSPLIT, $0-56
 	JEQ q8pr_end
 	Q4PDIST
 
-q8pr_row:
-	ROWPF1(q8pr_pfnta, q8pr_pf, q8pr_pfdone)
-	MOVQ nb+8(FP), CX
-	SHRQ $4, CX
-	MOVQ R13, SI
-	MOVQ lay+32(FP), DI
-	VPXORD Z16, Z16, Z16
-	TESTQ CX, CX
-	JEQ q8pr_tail
-
-q8pr_loop:
-	P8FULL
-	P8A((DI), Z16)
-	ADDQ $544, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ q8pr_loop
-
-q8pr_tail:
-	KORTESTW K1, K1
-	JEQ q8pr_done
-	P8TAIL
-	P8A((DI), Z16)
-
-q8pr_done:
-	MOVQ R11, AX
-	HSUM(Z16, Y16, 0)
-	ADDQ $4, R11
-	ADDQ BX, R13
-	DECQ R12
-	JNZ q8pr_row
+	PROWS1(P8FULL, P8TAIL, P8A, $544, q8pr_row, q8pr_pfnta, q8pr_pf, q8pr_pfdone, q8pr_loop, q8pr_tail, q8pr_done)
 
 q8pr_end:
 	VZEROUPPER

@@ -36,7 +36,7 @@ func BenchmarkQRowsK(b *testing.B) {
 		}
 		lay := qa.qGroups(qLayInterleaved)
 		var pr QRows
-		pr.InitQ4Packed(&qa)
+		pr.InitPacked(ir.Q4_0, &qa)
 		y := make([]float32, batch)
 		for _, mode := range []string{"l2", "cold"} {
 			rows := batch
@@ -55,7 +55,7 @@ func BenchmarkQRowsK(b *testing.B) {
 			}
 			p := piece.B
 			for _, layout := range []string{"gguf", "packed", "packed-nta"} {
-				if layout != "gguf" && !Q4PackedSupported() {
+				if layout != "gguf" && !PackedSupported(ir.Q4_0) {
 					continue
 				}
 				pr.SetPrefetch(PrefetchKeep)
