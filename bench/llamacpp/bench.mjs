@@ -11,7 +11,9 @@
 // decodes --decode tokens one batch of one at a time, each with its
 // logits (as weft's decode step computes them), at positions after the
 // prompt; the tokens fed are fixed ids, not sampled (sampling is not what
-// is timed, and random weights make no text). One untimed warm-up run of
+// is timed, and random weights make no text). Each run then decodes the
+// same number of tokens from an empty context, after a 1-token prompt
+// (llama-bench's tg test, as weft bench's from_empty_context). One untimed warm-up run of
 // two prompt tokens and two decode steps comes first (weft bench warms up
 // with two tokens too). The context holds prefill + decode + 16 positions
 // with an f16 KV cache (llama.cpp's default, as weft's), llama.cpp's
@@ -67,7 +69,7 @@ const llama = await getLlama({ gpu: false, build: 'never', usePrebuiltBinaries: 
 const model = await llama.loadModel({ modelPath: args.model, gpuLayers: 0, useMmap: true });
 const ctxSize = args.prefill + args.decode + 16;
 const context = await model.createContext({
-  contextSize: ctxSize, batchSize: args.prefill, sequences: 1,
+  contextSize: ctxSize, batchSize: Math.max(args.prefill, 2), sequences: 1, // (the warm-up prompt is 2)
   threads: { ideal: args.threads, min: args.threads },
 });
 const c = context._ctx;
@@ -95,12 +97,13 @@ async function run(np, nd) {
 }
 
 await run(2, 2);
-const prefill = [], decode = [], ttft = [];
+const prefill = [], decode = [], ttft = [], tg = [];
 for (let r = 0; r < args.runs; r++) {
   const t = await run(args.prefill, args.decode);
   ttft.push(t.prefillMs);
   prefill.push(args.prefill / t.prefillMs * 1000);
   decode.push(args.decode / t.decodeMs * 1000);
+  tg.push(args.decode / (await run(1, args.decode)).decodeMs * 1000);
 }
 const out = {
   peer: 'llama.cpp',
@@ -118,6 +121,8 @@ const out = {
   decode_tok_s: Math.max(...decode),
   prefill_tok_s_runs: prefill,
   decode_tok_s_runs: decode,
+  empty_decode_tok_s: Math.max(...tg),
+  empty_decode_tok_s_runs: tg,
   peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
 };
 await context.dispose();

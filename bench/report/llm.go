@@ -58,6 +58,20 @@ type LLMBench struct {
 	// older results).
 	KVReadBytes       int64   `json:"decode_kv_read_bytes_per_token,omitempty"`
 	DecodeTrafficFrac float64 `json:"decode_traffic_fraction,omitempty"`
+	// FromEmpty is decode from an empty context (llama-bench's tg test:
+	// a 1-token prompt, then the decode steps), timed and paired with the
+	// read probe as above (absent in older results).
+	FromEmpty *LLMEmpty `json:"from_empty_context,omitempty"`
+}
+
+// LLMEmpty is `weft bench`'s decode from an empty context (the fields this
+// report uses).
+type LLMEmpty struct {
+	DecodeTokS       float64 `json:"decode_tok_s"`
+	PairedDecodeTokS float64 `json:"paired_decode_tok_s,omitempty"`
+	ReadGBs          float64 `json:"read_bandwidth_gb_s,omitempty"`
+	DecodeBWFrac     float64 `json:"decode_bandwidth_fraction,omitempty"`
+	KVReadBytes      int64   `json:"decode_kv_read_bytes_per_token,omitempty"`
 }
 
 // LLMResult is one language-model benchmark: a `weft mkllm` preset (random
@@ -78,7 +92,11 @@ type LLMResult struct {
 	BWFracs     []float64 `json:"decode_bandwidth_fractions,omitempty"`
 	// TrafficFracs holds every run's DecodeTrafficFrac, sorted.
 	TrafficFracs []float64 `json:"decode_traffic_fractions,omitempty"`
-	Err          string    `json:"error,omitempty"`
+	// EmptyDecodeTokS is the fastest decode from an empty context of all
+	// runs, and EmptyFracs every run's share of the read there, sorted.
+	EmptyDecodeTokS float64   `json:"empty_decode_tok_s,omitempty"`
+	EmptyFracs      []float64 `json:"empty_decode_bandwidth_fractions,omitempty"`
+	Err             string    `json:"error,omitempty"`
 	// LlamaCpp is the llama.cpp peer on the same file (llm_peer.go): its
 	// best prefill and decode over its runs, or LlamaCppErr (absent where
 	// the peer did not run).
@@ -189,6 +207,13 @@ func (l *LLMResult) add(b *LLMBench) {
 		l.TrafficFracs = append(l.TrafficFracs, b.DecodeTrafficFrac)
 		slices.Sort(l.TrafficFracs)
 	}
+	if e := b.FromEmpty; e != nil {
+		l.EmptyDecodeTokS = max(l.EmptyDecodeTokS, e.DecodeTokS)
+		if e.DecodeBWFrac > 0 {
+			l.EmptyFracs = append(l.EmptyFracs, e.DecodeBWFrac)
+			slices.Sort(l.EmptyFracs)
+		}
+	}
 	w := l.Weft
 	if w == nil {
 		l.Weft = b
@@ -217,6 +242,10 @@ func (l *LLMResult) trafficFrac() (float64, string) {
 	return fracSpan(l.TrafficFracs, l.Weft.DecodeTrafficFrac)
 }
 
+// emptyFrac is bwFrac for decode from an empty context (0 where no run
+// recorded it).
+func (l *LLMResult) emptyFrac() (float64, string) { return fracSpan(l.EmptyFracs, 0) }
+
 // fracSpan is the median of sorted fracs (the lower middle one of an
 // even count), or kept where there are none, and their range ("" for
 // fewer than two).
@@ -243,8 +272,8 @@ func typeRank(t string) int {
 
 // llmTable prints the LLM rows as plain text.
 func llmTable(p func(string, ...any), rows []LLMResult) {
-	p("\n%-12s %-6s %3s %10s %9s %10s %10s %8s %8s %8s %9s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
-		"wt GB/s", "of read", "+KV", "fastest", "peak RSS")
+	p("\n%-12s %-6s %3s %10s %9s %10s %10s %8s %8s %8s %9s %10s %8s\n", "llm", "type", "thr", "prefill/s", "TTFT ms", "decode/s",
+		"wt GB/s", "of read", "+KV", "fastest", "peak RSS", "empty/s", "of read")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
@@ -259,8 +288,9 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 			span = " (" + span + ")"
 		}
 		traffic, _ := l.trafficFrac()
-		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %8s %9s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(traffic), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), span)
+		empty, _ := l.emptyFrac()
+		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %8s %9s %10s %8s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(traffic), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), num(l.EmptyDecodeTokS), pct(empty), span)
 	}
 	for _, l := range rows {
 		if !l.MemoryCheck {
@@ -313,19 +343,25 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("pass, best against best (other jobs on a shared machine disturb both least). Peak RSS is\n")
 	p("the whole process's, loading included (the highest of the runs), read before the probe's\n")
 	p("buffer exists.\n\n")
+	p("The last two columns decode **from an empty context**, as llama-bench's `tg` test does (and\n")
+	p("as the peer figures quoted at the end of this section were most likely measured): after a\n")
+	p("1-token prompt, the same number of steps, each reading few KV cache rows (at most as many\n")
+	p("positions as steps); tok/s is the best of the runs, *of read* the median of the runs'\n")
+	p("shares, each paired with the read probe as above. The columns before them decode after the\n")
+	p("prompt, where each step also reads the prompt's keys and values.\n\n")
 	if slices.ContainsFunc(rows, func(l LLMResult) bool { return l.Type == "q4_k_m" }) {
 		p("The **q4_k_m** rows are the f16 file through `weft quantize --type q4_k_m --policy all`:\n")
 		p("llama.cpp's Q4_K_M mix (Q4_K, with the classifier and some attn_v and ffn_down weights in\n")
 		p("Q6_K), the format most real-world GGUF files use.\n\n")
 	}
-	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS | decode tok/s from empty context | of read from empty context |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range rows {
 		if l.MemoryCheck {
 			continue
 		}
 		if l.Weft == nil {
-			p("| %s | %s | %d | failed | | | | | | | | | | | |\n", l.Model, l.Type, l.Threads)
+			p("| %s | %s | %d | failed | | | | | | | | | | | | | |\n", l.Model, l.Type, l.Threads)
 			continue
 		}
 		b := l.Weft
@@ -342,9 +378,17 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 		if span != "" {
 			of += " (" + span + ")"
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
+		ef, espan := l.emptyFrac()
+		emptyOf := pct(ef)
+		if l.Type == "q4_0" && ef > 0 {
+			emptyOf = "**" + emptyOf + "**"
+		}
+		if espan != "" {
+			emptyOf += " (" + espan + ")"
+		}
+		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
 			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, withKV, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
-			num(b.ReadPlainGBs), mb(b.PeakRSS))
+			num(b.ReadPlainGBs), mb(b.PeakRSS), num(l.EmptyDecodeTokS), emptyOf)
 	}
 	p("\n")
 	var mem []LLMResult

@@ -21,7 +21,10 @@ type LLMPeer struct {
 	DecodeTokS    float64 `json:"decode_tok_s"`
 	// DecodeRuns is every run's decode tok/s, sorted.
 	DecodeRuns []float64 `json:"decode_tok_s_runs,omitempty"`
-	PeakRSS    int64     `json:"peak_rss_bytes,omitempty"`
+	// EmptyDecodeTokS is its decode from an empty context (a 1-token
+	// prompt, then as many steps; absent in older results).
+	EmptyDecodeTokS float64 `json:"empty_decode_tok_s,omitempty"`
+	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
 }
 
 // addPeer reads one of the peer's files into lr (for Results.addLLM).
@@ -56,6 +59,7 @@ func (l *LLMPeer) merge(b *LLMPeer) *LLMPeer {
 	l.Runs += b.Runs
 	l.PrefillTokS = max(l.PrefillTokS, b.PrefillTokS)
 	l.DecodeTokS = max(l.DecodeTokS, b.DecodeTokS)
+	l.EmptyDecodeTokS = max(l.EmptyDecodeTokS, b.EmptyDecodeTokS)
 	if b.TTFTMs > 0 && (l.TTFTMs == 0 || b.TTFTMs < l.TTFTMs) {
 		l.TTFTMs = b.TTFTMs
 	}
@@ -79,6 +83,15 @@ func (l *LLMResult) peerRatios() (prefill, decode float64) {
 		decode = w.DecodeTokS / p.DecodeTokS
 	}
 	return prefill, decode
+}
+
+// peerEmptyRatio is weft's decode tok/s from an empty context over
+// llama.cpp's (both the best runs; 0 where either is missing).
+func (l *LLMResult) peerEmptyRatio() float64 {
+	if l.LlamaCpp == nil || l.LlamaCpp.EmptyDecodeTokS == 0 {
+		return 0
+	}
+	return l.EmptyDecodeTokS / l.LlamaCpp.EmptyDecodeTokS
 }
 
 // peerReadShare is llama.cpp's decode traffic as a share of the read
@@ -108,15 +121,16 @@ func llmPeerTable(p func(string, ...any), rows []LLMResult) {
 	if !hasPeer(rows) {
 		return
 	}
-	p("\n%-12s %-6s %3s %10s %10s %8s %10s %10s %8s %10s\n", "vs llama.cpp", "type", "thr", "prefill/s", "llama.cpp", "ratio",
-		"decode/s", "llama.cpp", "ratio", "lcpp read")
+	p("\n%-12s %-6s %3s %10s %10s %8s %10s %10s %8s %10s %10s %10s %8s\n", "vs llama.cpp", "type", "thr", "prefill/s", "llama.cpp", "ratio",
+		"decode/s", "llama.cpp", "ratio", "lcpp read", "empty/s", "llama.cpp", "ratio")
 	eachPeerRow(rows, func(l *LLMResult, wp, wd, pr, dr float64) {
 		if l.LlamaCpp == nil {
 			p("%-12s %-6s %3d llama.cpp failed\n", l.Model, l.Type, l.Threads)
 			return
 		}
-		p("%-12s %-6s %3d %10s %10s %8s %10s %10s %8s %10s\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
-			ratio(pr, "x"), num(wd), num(l.LlamaCpp.DecodeTokS), ratio(dr, "x"), pct(l.peerReadShare()))
+		p("%-12s %-6s %3d %10s %10s %8s %10s %10s %8s %10s %10s %10s %8s\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
+			ratio(pr, "x"), num(wd), num(l.LlamaCpp.DecodeTokS), ratio(dr, "x"), pct(l.peerReadShare()),
+			num(l.EmptyDecodeTokS), num(l.LlamaCpp.EmptyDecodeTokS), ratio(l.peerEmptyRatio(), "x"))
 	})
 }
 
@@ -169,16 +183,19 @@ func llmPeerMarkdown(p func(string, ...any), rows []LLMResult) {
 	p("runs (two per weft run), weft's as in the table above. **Ratio** is weft's tok/s over\n")
 	p("llama.cpp's (above 1: weft is faster). *llama.cpp of read* estimates llama.cpp's decode\n")
 	p("weight traffic as a share of the read bandwidth: weft's share (*of read* above) times\n")
-	p("llama.cpp's decode tok/s over weft's; both read the same weight bytes a token.\n\n")
-	p("| model | type | threads | prefill tok/s | llama.cpp prefill tok/s | ratio | decode tok/s | llama.cpp decode tok/s | ratio | llama.cpp of read |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("llama.cpp's decode tok/s over weft's; both read the same weight bytes a token. Each run\n")
+	p("also decodes as many tokens from an empty context (a 1-token prompt, llama-bench's `tg`):\n")
+	p("the last three columns, weft's from its own such generation.\n\n")
+	p("| model | type | threads | prefill tok/s | llama.cpp prefill tok/s | ratio | decode tok/s | llama.cpp decode tok/s | ratio | llama.cpp of read | decode from empty tok/s | llama.cpp from empty | ratio |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	eachPeerRow(rows, func(l *LLMResult, wp, wd, pr, dr float64) {
 		if l.LlamaCpp == nil {
-			p("| %s | %s | %d | | llama.cpp failed | | | | | |\n", l.Model, l.Type, l.Threads)
+			p("| %s | %s | %d | | llama.cpp failed | | | | | | | | |\n", l.Model, l.Type, l.Threads)
 			return
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
-			bold(ratio(pr, "")), num(wd), num(l.LlamaCpp.DecodeTokS), bold(ratio(dr, "")), pct(l.peerReadShare()))
+		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(wp), num(l.LlamaCpp.PrefillTokS),
+			bold(ratio(pr, "")), num(wd), num(l.LlamaCpp.DecodeTokS), bold(ratio(dr, "")), pct(l.peerReadShare()),
+			num(l.EmptyDecodeTokS), num(l.LlamaCpp.EmptyDecodeTokS), bold(ratio(l.peerEmptyRatio(), "")))
 	})
 	p("\n")
 	failed := false

@@ -43,10 +43,14 @@ func TestAssembleLLM(t *testing.T) {
 		PrefillTokS: 1100, DecodeTokS: 400, WeightBytes: 60000000, DecodeGBs: 24, PeakRSS: 108000000, KVBytes: 7000000,
 		RSSBudget: 134108864, ReadGBs: 30, ReadReader: "avx512+prefetch1024", ReadBestGBs: 32, ReadAloneGBs: 31.5, ReadPlainGBs: 25,
 		PairedDecodeTokS: 390, DecodeBWFrac: 0.78, DecodeBestTokS: 450, PairedDecodeBestTokS: 480, DecodeBestBWFrac: 0.9,
-		KVReadBytes: 6000000, DecodeTrafficFrac: 0.858}, *q)
+		KVReadBytes: 6000000, DecodeTrafficFrac: 0.858,
+		FromEmpty: &LLMEmpty{DecodeTokS: 420, PairedDecodeTokS: 410, ReadGBs: 30, DecodeBWFrac: 0.86, KVReadBytes: 1300000}}, *q)
 	require.Equal(t, []float64{0.677, 0.78}, r.LLM[0].BWFracs)
 	// r1 is older and has no traffic share: only r2's.
 	require.Equal(t, []float64{0.858}, r.LLM[0].TrafficFracs)
+	// Decode from an empty context: r1 is older and has none.
+	require.Equal(t, 420.0, r.LLM[0].EmptyDecodeTokS)
+	require.Equal(t, []float64{0.86}, r.LLM[0].EmptyFracs)
 	require.Equal(t, 1, r.LLM[4].Runs)
 	require.Nil(t, r.LLM[1].Weft)
 	require.Equal(t, 2048, r.LLM[5].Weft.Ctx)
@@ -83,18 +87,20 @@ func TestLLMRender(t *testing.T) {
 		"(random weights, llama.cpp's layout), the best of 1–2 runs per row;",
 		"a prompt of 128 tokens (**prefill** tok/s and time to\nfirst token, the best of the runs) then 64 tokens decoded",
 		"The goal is Q4_0 decode at 85% of the read bandwidth or\nmore.",
-		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS |",
+		"| model | type | threads | prefill tok/s | TTFT ms | decode tok/s | weights GB/s | paired decode tok/s | read GB/s | of read | with KV | fastest step | read alone GB/s | plain read GB/s | peak RSS | decode tok/s from empty context | of read from empty context |",
 		// 60 MB × 400 tok/s = 24 GB/s; paired 390 tok/s, 78% of 30 GB/s; the
 		// fastest step 90%. Of read: the median of r1's 67.7% and r2's 78%
 		// (the lower middle of two), then their range; with KV, r2's only.
-		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 390 | 30.0 | **68%** (68%–78%) | 86% | 90% | 31.5 | 25.0 | 108 MB |",
-		"| llama-110m | q4_0 | 2 | failed | | | | | | | | | | | |",
+		// From an empty context: r2's 420 tok/s at 86% of its probe.
+		"| llama-110m | q4_0 | 1 | 1100 | 120 | 400 | 24.0 | 390 | 30.0 | **68%** (68%–78%) | 86% | 90% | 31.5 | 25.0 | 108 MB | 420 | **86%** |",
+		"| llama-110m | q4_0 | 2 | failed | | | | | | | | | | | | | |",
+		"The last two columns decode **from an empty context**, as llama-bench's `tg` test does",
 		// Older results: no paired decode, no read alone, no KV traffic.
-		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | — | 27.5 | 80% | — | 88% | — | — | n/a |",
+		"| llama-110m | f16 | 1 | 640 | 200 | 100 | 22.0 | — | 27.5 | 80% | — | 88% | — | — | n/a | — | — |",
 		// The Q4_K_M mix, between Q4_0 and F16, with its sentence.
-		"| llama-110m | q4_k_m | 1 | 450 | 280 | 170 | 12.1 | — | 18.0 | 66% | — | 72% | — | — | n/a |",
+		"| llama-110m | q4_k_m | 1 | 450 | 280 | 170 | 12.1 | — | 18.0 | 66% | — | 72% | — | — | n/a | — | — |",
 		"The **q4_k_m** rows are the f16 file through `weft quantize --type q4_k_m --policy all`:",
-		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | — | 28.0 | **70%** | 71% | 80% | — | — | 330 MB |",
+		"| qwen2-0.5b | q4_0 | 1 | 200 | 640 | 70.0 | 19.6 | — | 28.0 | **70%** | 71% | 80% | — | — | 330 MB | — | — |",
 		// KV rows against weights: Qwen2's 4.2 of 280 MB (1.5%), Llama's 6 of 60 (10%).
 		"head's once), 1.5% to 10% of the weights' bytes a token in these rows;",
 		// 180 MB of 202.1 MB: 89%.
@@ -110,8 +116,8 @@ func TestLLMRender(t *testing.T) {
 	var tbl bytes.Buffer
 	Table(&tbl, back)
 	for _, want := range []string{
-		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read      +KV  fastest  peak RSS",
-		"llama-110m   q4_0     1       1100       120        400       24.0      68%      86%      90%    108 MB (68%–78%)",
+		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read      +KV  fastest  peak RSS    empty/s  of read",
+		"llama-110m   q4_0     1       1100       120        400       24.0      68%      86%      90%    108 MB        420      86% (68%–78%)",
 		"llama-110m   q4_k_m   1        450       280        170       12.1      66%        —      72%       n/a",
 		"llama-110m   q4_0     2 failed",
 		"memory check llama-110m q4_0, 1920+64 tokens in a 2048-token cache: peak RSS 180 MB, bound 202 MB (within, 89% of it)",
@@ -149,6 +155,20 @@ func TestLLMAdd(t *testing.T) {
 		require.Equal(t, 2, l.Runs)
 		require.Equal(t, want, *l.Weft)
 	}
+	// Decode from an empty context: the fastest run's rate and every run's
+	// share, whichever run the kept one is.
+	for _, order := range [][2]LLMBench{{slow, fast}, {fast, slow}} {
+		var l LLMResult
+		a, b := order[0], order[1]
+		a.FromEmpty = &LLMEmpty{DecodeTokS: 2 * a.DecodeTokS, DecodeBWFrac: 0.01 * a.DecodeTokS}
+		b.FromEmpty = &LLMEmpty{DecodeTokS: 2 * b.DecodeTokS, DecodeBWFrac: 0.01 * b.DecodeTokS}
+		l.add(&a)
+		l.add(&b)
+		require.Equal(t, 40.0, l.EmptyDecodeTokS)
+		frac, span := l.emptyFrac()
+		require.Equal(t, 0.1, frac)
+		require.Equal(t, "10%–20%", span)
+	}
 }
 
 func TestWithinBound(t *testing.T) {
@@ -176,12 +196,14 @@ func TestAssembleLLMPeer(t *testing.T) {
 	require.Equal(t, "", l.LlamaCppErr)
 	require.Equal(t, &LLMPeer{Release: "v0.5.0", Binding: "3.22.1", CPUVariant: "sapphirerapids", Threads: 1, PrefillTokens: 128,
 		DecodeTokens: 64, Runs: 4, TTFTMs: 80, PrefillTokS: 1600, DecodeTokS: 320, DecodeRuns: []float64{250, 300, 310, 320},
-		PeakRSS: 280000000}, l.LlamaCpp)
+		EmptyDecodeTokS: 350, PeakRSS: 280000000}, l.LlamaCpp)
 	pr, dr := l.peerRatios()
 	require.InDelta(t, 1100.0/1600, pr, 1e-12)
 	require.InDelta(t, 400.0/320, dr, 1e-12)
 	// weft's median share 67.7% at 400 tok/s; llama.cpp's 320 tok/s.
 	require.InDelta(t, 0.677*320/400, l.peerReadShare(), 1e-12)
+	// From an empty context: weft's best 420 tok/s, llama.cpp's 350.
+	require.InDelta(t, 420.0/350, l.peerEmptyRatio(), 1e-12)
 	require.Equal(t, "exit status 1: llama.cpp: failed to load model", r.LLM[4].LlamaCppErr)
 	require.Nil(t, r.LLM[4].LlamaCpp)
 	require.Nil(t, r.LLM[2].LlamaCpp)
@@ -194,8 +216,8 @@ func TestAssembleLLMPeer(t *testing.T) {
 		"### Against llama.cpp\n",
 		"llama.cpp v0.5.0 (node-llama-cpp 3.22.1's prebuilt build) on the same files",
 		"loaded its `sapphirerapids` CPU library",
-		"| llama-110m | q4_0 | 1 | 1100 | 1600 | **0.69** | 400 | 320 | **1.25** | 54% |",
-		"| qwen2-0.5b | q4_0 | 1 | | llama.cpp failed | | | | | |",
+		"| llama-110m | q4_0 | 1 | 1100 | 1600 | **0.69** | 400 | 320 | **1.25** | 54% | 420 | 350 | **1.20** |",
+		"| qwen2-0.5b | q4_0 | 1 | | llama.cpp failed | | | | | | | | |",
 		"- llama.cpp on qwen2-0.5b q4_0 at 1 thread failed: `exit status 1: llama.cpp: failed to load model`",
 	} {
 		require.Contains(t, md.String(), want)
@@ -203,8 +225,8 @@ func TestAssembleLLMPeer(t *testing.T) {
 	require.NotContains(t, md.String(), "No peer ran")
 	require.NotContains(t, md.String(), "| llama-110m | q4_k_m | 1 | 450 |  |")
 	for _, want := range []string{
-		"vs llama.cpp type   thr  prefill/s  llama.cpp    ratio   decode/s  llama.cpp    ratio  lcpp read",
-		"llama-110m   q4_0     1       1100       1600    0.69x        400        320    1.25x        54%",
+		"vs llama.cpp type   thr  prefill/s  llama.cpp    ratio   decode/s  llama.cpp    ratio  lcpp read    empty/s  llama.cpp    ratio",
+		"llama-110m   q4_0     1       1100       1600    0.69x        400        320    1.25x        54%        420        350    1.20x",
 		"qwen2-0.5b   q4_0     1 llama.cpp failed",
 	} {
 		require.Contains(t, tbl.String(), want)
@@ -226,9 +248,9 @@ func TestAssembleLLMPeer(t *testing.T) {
 // Merging the peer's runs does not depend on their order; a file without
 // its per-run list counts its best decode as one run.
 func TestLLMPeerMerge(t *testing.T) {
-	a := LLMPeer{Runs: 1, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 30, PeakRSS: 5}
-	b := LLMPeer{Runs: 2, TTFTMs: 0, PrefillTokS: 800, DecodeTokS: 40, DecodeRuns: []float64{40, 35}, PeakRSS: 7}
-	want := LLMPeer{Runs: 3, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 40, DecodeRuns: []float64{30, 35, 40}, PeakRSS: 7}
+	a := LLMPeer{Runs: 1, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 30, EmptyDecodeTokS: 45, PeakRSS: 5}
+	b := LLMPeer{Runs: 2, TTFTMs: 0, PrefillTokS: 800, DecodeTokS: 40, DecodeRuns: []float64{40, 35}, EmptyDecodeTokS: 44, PeakRSS: 7}
+	want := LLMPeer{Runs: 3, TTFTMs: 90, PrefillTokS: 900, DecodeTokS: 40, DecodeRuns: []float64{30, 35, 40}, EmptyDecodeTokS: 45, PeakRSS: 7}
 	for _, order := range [][2]LLMPeer{{a, b}, {b, a}} {
 		var l *LLMPeer
 		x, y := order[0], order[1]

@@ -60,7 +60,9 @@ type llmBenchResult struct {
 	DecodeTokS    float64 `json:"decode_tok_s"`
 	WeightBytes   int64   `json:"weight_bytes_per_token"`
 	DecodeGBs     float64 `json:"decode_weight_gb_s"`
-	PeakRSS       int64   `json:"peak_rss_bytes,omitempty"`
+	// DecodeBestTokS is the timed generation's fastest decode step.
+	DecodeBestTokS float64 `json:"decode_best_tok_s,omitempty"`
+	PeakRSS        int64   `json:"peak_rss_bytes,omitempty"`
 	// KVBytes is the KV cache's memory at the benchmark's capacity,
 	// TouchedBytes the model file's pages resident after the run (the
 	// weights it touched: every matrix, plus the embedding rows and
@@ -73,25 +75,47 @@ type llmBenchResult struct {
 	// as copies of weights (cpu.WeightCopyBytes) instead of file pages.
 	CopiedBytes int64 `json:"copied_weight_bytes,omitempty"`
 	RSSBudget   int64 `json:"rss_budget_bytes"`
-	// The read bandwidth and decode's share of it are measured together:
-	// a second greedy generation of the same prompt and length runs one
-	// pass of the streaming read probe (ReadReader, membw's fastest reader
-	// on this machine, chosen by ReadAloneGBs's measurement) before its
-	// first decode step, after every ReadEvery steps and after its last,
-	// outside the timed steps. ReadGBs is those passes' median rate (a
-	// mean would follow the pass the host stalls now and then: single
-	// passes of 3–16 GB/s among 28–39 took one run's mean to 5) and
-	// PairedDecodeTokS that generation's decode rate over its PairedSteps
-	// steps that are not among the first settleSteps after a pass (a pass
-	// streams 256 MB through the caches and lets the workers park, so the
-	// steps after it measure the probe, not decode). DecodeBWFrac is
-	// decode's weight traffic as a share of the read bandwidth, stretch by
-	// stretch of steps against the passes on either side (see
-	// StretchFracs), so that the two are compared over the same few
-	// milliseconds of the machine's life; on a shared host the memory
-	// system's state moves by tens of percent between seconds.
+	// ReadReader is the read probe's reader (membw's fastest on this
+	// machine, chosen by ReadAloneGBs's measurement); pairedStats, the
+	// read bandwidth and decode's share of it measured together after the
+	// prefill prompt.
+	ReadReader string `json:"read_bandwidth_reader,omitempty"`
+	pairedStats
+	// ReadAloneGBs is the fastest reader's median pass measured on its
+	// own before the paired generations (membw.MeasureWith, on the buffer
+	// the interleaved passes then read: every reader, one after another),
+	// and ReadPlainGBs the plain Go loop's figure there (a STREAM-like
+	// read without vector loads or prefetch), for comparison with figures
+	// measured that way.
+	ReadAloneGBs float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
+	ReadPlainGBs float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
+	// FromEmpty is decode from an empty context, as llama-bench's tg test
+	// times it (absent where the bench's decode starts there already:
+	// --prefill 1).
+	FromEmpty *emptyBench `json:"from_empty_context,omitempty"`
+	// Speculative is the same generation with a draft (--draft).
+	Speculative *specBenchResult `json:"speculative,omitempty"`
+}
+
+// pairedStats is one generation's decode measured against the read probe
+// in the same moments.
+//
+// A generation runs one pass of the streaming read probe (the result's
+// ReadReader) before its first decode step, after every ReadEvery steps
+// and after its last, outside the timed steps. ReadGBs is those passes'
+// median rate (a mean would follow the pass the host stalls now and then:
+// single passes of 3–16 GB/s among 28–39 took one run's mean to 5) and
+// PairedDecodeTokS the generation's decode rate over its PairedSteps steps
+// that are not among the first settleSteps after a pass (a pass streams
+// 256 MB through the caches and lets the workers park, so the steps after
+// it measure the probe, not decode). DecodeBWFrac is decode's weight
+// traffic as a share of the read bandwidth, stretch by stretch of steps
+// against the passes on either side (see StretchFracs), so that the two
+// are compared over the same few milliseconds of the machine's life; on a
+// shared host the memory system's state moves by tens of percent between
+// seconds.
+type pairedStats struct {
 	ReadGBs    float64 `json:"read_bandwidth_gb_s,omitempty"`
-	ReadReader string  `json:"read_bandwidth_reader,omitempty"`
 	ReadPasses int     `json:"read_bandwidth_passes,omitempty"`
 	ReadEvery  int     `json:"read_bandwidth_every_steps,omitempty"`
 	// SettleSteps is how many steps after each pass are left out
@@ -105,37 +129,37 @@ type llmBenchResult struct {
 	// generation order; DecodeBWFrac is their median (the lower middle
 	// one of an even count).
 	StretchFracs []float64 `json:"decode_bandwidth_fraction_stretches,omitempty"`
-	// KVReadBytes is the KV cache bytes a counted decode step of that
-	// generation reads on average: the keys and values of every position
-	// up to its own, each KV head's once. DecodeTrafficFrac is the median
-	// stretch's weight and KV traffic against its pass, as DecodeBWFrac
-	// is its weights' (TrafficFracs, stretch by stretch): what decode
-	// moves in all, of which DecodeBWFrac counts the weights only. At
-	// 128–192 positions of Llama-110M the KV rows are a tenth of the
-	// weights' bytes, and a step cannot take less time than both need.
+	// KVReadBytes is the KV cache bytes a counted decode step reads on
+	// average: the keys and values of every position up to its own, each
+	// KV head's once. DecodeTrafficFrac is the median stretch's weight and
+	// KV traffic against its pass, as DecodeBWFrac is its weights'
+	// (TrafficFracs, stretch by stretch): what decode moves in all, of
+	// which DecodeBWFrac counts the weights only. At 128–192 positions of
+	// Llama-110M the KV rows are a tenth of the weights' bytes, and a step
+	// cannot take less time than both need.
 	KVReadBytes       int64     `json:"decode_kv_read_bytes_per_token,omitempty"`
 	DecodeTrafficFrac float64   `json:"decode_traffic_fraction,omitempty"`
 	TrafficFracs      []float64 `json:"decode_traffic_fraction_stretches,omitempty"`
-	// ReadBestGBs is the fastest of those passes and PairedDecodeBestTokS
-	// the paired generation's fastest step; DecodeBestBWFrac is that
-	// step's weight traffic as a share of ReadBestGBs, best against best
-	// (on a busy machine both best cases are closer to the hardware than
-	// the typical ones). DecodeBestTokS is the first generation's fastest
-	// step.
+	// ReadBestGBs is the fastest of the passes and PairedDecodeBestTokS
+	// the generation's fastest step; DecodeBestBWFrac is that step's
+	// weight traffic as a share of ReadBestGBs, best against best (on a
+	// busy machine both best cases are closer to the hardware than the
+	// typical ones).
 	ReadBestGBs          float64 `json:"read_bandwidth_best_gb_s,omitempty"`
 	PairedDecodeBestTokS float64 `json:"paired_decode_best_tok_s,omitempty"`
 	DecodeBestBWFrac     float64 `json:"decode_best_bandwidth_fraction,omitempty"`
-	DecodeBestTokS       float64 `json:"decode_best_tok_s,omitempty"`
-	// ReadAloneGBs is the fastest reader's median pass measured on its
-	// own between the two generations (membw.MeasureWith, on the buffer
-	// the interleaved passes then read: every reader, one after another),
-	// and ReadPlainGBs the plain Go loop's figure there (a STREAM-like
-	// read without vector loads or prefetch), for comparison with figures
-	// measured that way.
-	ReadAloneGBs float64 `json:"read_bandwidth_alone_gb_s,omitempty"`
-	ReadPlainGBs float64 `json:"read_bandwidth_plain_gb_s,omitempty"`
-	// Speculative is the same generation with a draft (--draft).
-	Speculative *specBenchResult `json:"speculative,omitempty"`
+}
+
+// emptyBench is decode from an empty context, as llama-bench's tg test
+// (and the peer figures quoted from it) measures it: a one-token prompt,
+// then DecodeTokens steps, each at a position below DecodeTokens + 1, so
+// that the steps read few KV cache rows. DecodeTokS is a timed greedy
+// generation's decode rate; pairedStats, a second generation's against
+// the read probe, as the result's are after the prefill prompt.
+type emptyBench struct {
+	DecodeTokens int     `json:"decode_tokens"`
+	DecodeTokS   float64 `json:"decode_tok_s"`
+	pairedStats
 }
 
 // benchLLM loads the model with a prefill graph of lf.prefill tokens (at
@@ -192,6 +216,16 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	// Decode from an empty context (llama-bench's tg): the prompt's first
+	// token, then the same steps.
+	var empty *emptyBench
+	if lf.prefill > 1 {
+		em, err := lm.model.Generate(ctx, prompt[:1], llm.Options{MaxTokens: lf.decode + 1}, func(int32) bool { return true })
+		if err != nil {
+			return nil, fmt.Errorf("bench: from an empty context: %w", err)
+		}
+		empty = &emptyBench{DecodeTokens: em.DecodeSteps, DecodeTokS: em.DecodeTokensPerSec()}
+	}
 	var spec *specBenchResult
 	if dm != nil {
 		if spec, err = benchSpeculative(ctx, lm, dm, lf.draft, prompt, plain, met.DecodeTokensPerSec()); err != nil {
@@ -200,7 +234,7 @@ func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, 
 	}
 	r := &llmBenchResult{Model: path, Version: weftVersion(), OptLevel: o.OptLevel, PrefillTokens: lf.prefill,
 		DecodeTokens: met.DecodeSteps, Capacity: capacity, KVType: kvT.String(), LoadMs: ms(lm.load), TTFTMs: ms(met.TimeToFirst),
-		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights, Speculative: spec}
+		PrefillTokS: met.PrefillTokensPerSec(), DecodeTokS: met.DecodeTokensPerSec(), WeightBytes: lm.weights, FromEmpty: empty, Speculative: spec}
 	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
 	if b, ok := peakRSS(); ok {
 		r.PeakRSS = b
@@ -252,11 +286,40 @@ const readSegments = 8
 const settleSteps = 3
 
 // pairedBandwidth picks the fastest streaming reader (membw.MeasureWith, on
-// the buffer its passes then read), then runs a greedy generation of
-// prompt with decode steps that runs one probe pass with it before the
-// first step, after every r.ReadEvery steps and after the last (the passes
-// run in the token callback, outside the timed steps), and fills in the
-// read bandwidth and decode's share of it.
+// the buffer its passes then read) and measures decode against it
+// (pairedDecode): after prompt into r.pairedStats, and from an empty
+// context into r.FromEmpty's where r has one.
+func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
+	probe := membw.NewProber(threads)
+	alone := membw.MeasureWith(probe)
+	for _, p := range alone {
+		if p.Reader == "go" {
+			r.ReadPlainGBs = p.GBs
+		}
+	}
+	best := membw.Best(alone)
+	r.ReadAloneGBs, r.ReadReader = best.GBs, best.Reader
+	reader, ok := membw.ReaderNamed(best.Reader)
+	if !ok {
+		return fmt.Errorf("read probe: no reader %q", best.Reader)
+	}
+	weightGB := float64(r.WeightBytes) / 1e9
+	if err := pairedDecode(ctx, &r.pairedStats, lm, probe, reader, weightGB, prompt, decode); err != nil {
+		return err
+	}
+	if r.FromEmpty != nil {
+		if err := pairedDecode(ctx, &r.FromEmpty.pairedStats, lm, probe, reader, weightGB, prompt[:1], decode); err != nil {
+			return fmt.Errorf("from an empty context: %w", err)
+		}
+	}
+	return nil
+}
+
+// pairedDecode runs a greedy generation of prompt with decode steps that
+// runs one pass of the probe with reader before the first step, after
+// every ReadEvery steps and after the last (the passes run in the token
+// callback, outside the timed steps), and fills in st: the read bandwidth
+// and decode's share of it (weightGB a step).
 // The first settleSteps steps after a pass are not counted: the pass has
 // just streamed 256 MB through the caches (the weights and KV rows that
 // the steps would find there after the previous step are gone) and left
@@ -273,22 +336,9 @@ const settleSteps = 3
 // machine's bandwidth, and against the mean one such pass made a stretch
 // read at several times the bandwidth (a make bench run's Qwen2 row had
 // shares of 3.2 and 6.0); the faster pass can only lower a share.
-func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, prompt []int32, decode, threads int) error {
-	probe := membw.NewProber(threads)
-	alone := membw.MeasureWith(probe)
-	for _, p := range alone {
-		if p.Reader == "go" {
-			r.ReadPlainGBs = p.GBs
-		}
-	}
-	best := membw.Best(alone)
-	r.ReadAloneGBs, r.ReadReader = best.GBs, best.Reader
-	reader, ok := membw.ReaderNamed(best.Reader)
-	if !ok {
-		return fmt.Errorf("read probe: no reader %q", best.Reader)
-	}
-	r.ReadEvery = max(settleSteps+1, decode/readSegments) // at least one step of a stretch counts
-	r.SettleSteps = settleSteps
+func pairedDecode(ctx context.Context, st *pairedStats, lm *llmModel, probe *membw.Prober, reader membw.Reader, weightGB float64, prompt []int32, decode int) error {
+	st.ReadEvery = max(settleSteps+1, decode/readSegments) // at least one step of a stretch counts
+	st.SettleSteps = settleSteps
 	// passes[i] is pass i's time; stretch i holds the counted steps
 	// between passes i and i+1.
 	type stretch struct {
@@ -306,7 +356,7 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 	emitted := 0
 	settle := 0 // steps still to leave out after the last pass
 	emit := func(int32) bool {
-		if emitted%r.ReadEvery == 0 || emitted == decode {
+		if emitted%st.ReadEvery == 0 || emitted == decode {
 			// The pool's workers spin for about 120 µs after a step before
 			// they park: let them, so the probe has every core.
 			time.Sleep(time.Millisecond)
@@ -323,10 +373,10 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 			settle--
 			return
 		}
-		st := &stretches[len(stretches)-1]
-		st.steps++
-		st.t += d
-		st.kv += int64(pos) * kvRow
+		s := &stretches[len(stretches)-1]
+		s.steps++
+		s.t += d
+		s.kv += int64(pos) * kvRow
 		if fastestStep == 0 || d < fastestStep {
 			fastestStep = d
 		}
@@ -335,32 +385,31 @@ func pairedBandwidth(ctx context.Context, r *llmBenchResult, lm *llmModel, promp
 		return fmt.Errorf("generation with read probes: %w", err)
 	}
 	var stepTime time.Duration
-	r.ReadPasses = len(passes)
+	st.ReadPasses = len(passes)
 	sorted := slices.Sorted(slices.Values(passes))
-	r.ReadGBs = probe.GBs(sorted[len(sorted)/2])
-	r.ReadBestGBs = probe.GBs(sorted[0])
-	weightGB := float64(r.WeightBytes) / 1e9
+	st.ReadGBs = probe.GBs(sorted[len(sorted)/2])
+	st.ReadBestGBs = probe.GBs(sorted[0])
 	var kvBytes int64
-	for i, st := range stretches {
-		if st.steps == 0 || i+1 >= len(passes) {
+	for i, s := range stretches {
+		if s.steps == 0 || i+1 >= len(passes) {
 			continue
 		}
-		r.PairedSteps += st.steps
-		stepTime += st.t
-		kvBytes += st.kv
+		st.PairedSteps += s.steps
+		stepTime += s.t
+		kvBytes += s.kv
 		read := probe.GBs(min(passes[i], passes[i+1]))
-		r.StretchFracs = append(r.StretchFracs, weightGB*float64(st.steps)/st.t.Seconds()/read)
-		r.TrafficFracs = append(r.TrafficFracs, (weightGB*float64(st.steps)+float64(st.kv)/1e9)/st.t.Seconds()/read)
+		st.StretchFracs = append(st.StretchFracs, weightGB*float64(s.steps)/s.t.Seconds()/read)
+		st.TrafficFracs = append(st.TrafficFracs, (weightGB*float64(s.steps)+float64(s.kv)/1e9)/s.t.Seconds()/read)
 	}
-	if r.PairedSteps == 0 {
+	if st.PairedSteps == 0 {
 		return nil // every step settled after a pass (--decode below settleSteps+1)
 	}
-	r.PairedDecodeTokS = float64(r.PairedSteps) / stepTime.Seconds()
-	r.DecodeBWFrac = median(r.StretchFracs)
-	r.KVReadBytes = kvBytes / int64(r.PairedSteps)
-	r.DecodeTrafficFrac = median(r.TrafficFracs)
-	r.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
-	r.DecodeBestBWFrac = weightGB * r.PairedDecodeBestTokS / r.ReadBestGBs
+	st.PairedDecodeTokS = float64(st.PairedSteps) / stepTime.Seconds()
+	st.DecodeBWFrac = median(st.StretchFracs)
+	st.KVReadBytes = kvBytes / int64(st.PairedSteps)
+	st.DecodeTrafficFrac = median(st.TrafficFracs)
+	st.PairedDecodeBestTokS = 1 / fastestStep.Seconds()
+	st.DecodeBestBWFrac = weightGB * st.PairedDecodeBestTokS / st.ReadBestGBs
 	return nil
 }
 
@@ -405,26 +454,41 @@ func printLLMBench(w io.Writer, r *llmBenchResult, asJSON bool) error {
 		fmt.Fprintf(w, "  peak RSS %.1f MB (bound: %.1f MB of %s + %.1f MB of KV cache + 64 MiB = %.1f MB)\n", float64(r.PeakRSS)/1e6,
 			float64(wb)/1e6, what, float64(r.KVBytes)/1e6, float64(r.RSSBudget)/1e6)
 	}
-	if r.ReadGBs > 0 && r.PairedSteps == 0 {
-		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s) %.2f GB/s; no decode step to compare with (each was among the %d after a pass: --decode %d or more)\n",
-			r.ReadPasses, r.ReadReader, r.ReadGBs, settleSteps, settleSteps+1)
-	} else if r.ReadGBs > 0 {
-		fmt.Fprintf(w, "  read bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation (the %d steps not among the %d after each pass) %.2f tok/s, %.2f GB/s of weights\n",
-			r.ReadPasses, r.ReadReader, r.ReadEvery, r.ReadGBs, r.PairedSteps, settleSteps, r.PairedDecodeTokS, float64(r.WeightBytes)*r.PairedDecodeTokS/1e9)
-		fr := make([]string, len(r.StretchFracs))
-		for i, f := range r.StretchFracs {
-			fr[i] = fmt.Sprintf("%.0f%%", 100*f)
-		}
-		fmt.Fprintf(w, "  decode moves weights at %.0f%% of the read bandwidth (median of the stretches between passes: %s)\n",
-			100*r.DecodeBWFrac, strings.Join(fr, " "))
-		if r.KVReadBytes > 0 {
-			fmt.Fprintf(w, "  with the KV cache its attention reads (%.2f MB a token on average, %.0f%% of the weights' bytes), decode moves %.0f%% of the read bandwidth\n",
-				float64(r.KVReadBytes)/1e6, 100*float64(r.KVReadBytes)/float64(r.WeightBytes), 100*r.DecodeTrafficFrac)
-		}
-		fmt.Fprintf(w, "  (its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
-			r.PairedDecodeBestTokS, 100*r.DecodeBestBWFrac, r.ReadBestGBs)
+	if r.ReadGBs > 0 {
+		printPaired(w, &r.pairedStats, r.ReadReader, r.WeightBytes, "  ")
 		fmt.Fprintf(w, "  (read alone, same threads: %s median pass %.2f GB/s; a plain Go loop, STREAM-like, %.2f GB/s)\n",
 			r.ReadReader, r.ReadAloneGBs, r.ReadPlainGBs)
 	}
+	if e := r.FromEmpty; e != nil {
+		fmt.Fprintf(w, "  from an empty context (llama-bench's tg: a 1-token prompt, then %d steps): decode %.2f tok/s (%.2f GB/s of weights)\n",
+			e.DecodeTokens, e.DecodeTokS, float64(r.WeightBytes)*e.DecodeTokS/1e9)
+		if e.ReadGBs > 0 {
+			printPaired(w, &e.pairedStats, r.ReadReader, r.WeightBytes, "    ")
+		}
+	}
 	return nil
+}
+
+// printPaired prints one paired generation's figures (st), each line
+// indented by in.
+func printPaired(w io.Writer, st *pairedStats, reader string, weightBytes int64, in string) {
+	if st.PairedSteps == 0 {
+		fmt.Fprintf(w, "%sread bandwidth between decode steps (%d passes of %s) %.2f GB/s; no decode step to compare with (each was among the %d after a pass: --decode %d or more)\n",
+			in, st.ReadPasses, reader, st.ReadGBs, settleSteps, settleSteps+1)
+		return
+	}
+	fmt.Fprintf(w, "%sread bandwidth between decode steps (%d passes of %s, one every %d steps) %.2f GB/s; decode in that generation (the %d steps not among the %d after each pass) %.2f tok/s, %.2f GB/s of weights\n",
+		in, st.ReadPasses, reader, st.ReadEvery, st.ReadGBs, st.PairedSteps, settleSteps, st.PairedDecodeTokS, float64(weightBytes)*st.PairedDecodeTokS/1e9)
+	fr := make([]string, len(st.StretchFracs))
+	for i, f := range st.StretchFracs {
+		fr[i] = fmt.Sprintf("%.0f%%", 100*f)
+	}
+	fmt.Fprintf(w, "%sdecode moves weights at %.0f%% of the read bandwidth (median of the stretches between passes: %s)\n",
+		in, 100*st.DecodeBWFrac, strings.Join(fr, " "))
+	if st.KVReadBytes > 0 {
+		fmt.Fprintf(w, "%swith the KV cache its attention reads (%.2f MB a token on average, %.0f%% of the weights' bytes), decode moves %.0f%% of the read bandwidth\n",
+			in, float64(st.KVReadBytes)/1e6, 100*float64(st.KVReadBytes)/float64(weightBytes), 100*st.DecodeTrafficFrac)
+	}
+	fmt.Fprintf(w, "%s(its fastest step %.1f tok/s: %.0f%% of the fastest pass, %.2f GB/s)\n",
+		in, st.PairedDecodeBestTokS, 100*st.DecodeBestBWFrac, st.ReadBestGBs)
 }

@@ -240,6 +240,17 @@ func TestBenchLLM(t *testing.T) {
 	// on average, and a position's are the KV cache's bytes over its 25.
 	require.EqualValues(t, 25, r["ctx"])
 	require.Equal(t, 18*r["kv_cache_bytes"].(float64)/25, r["decode_kv_read_bytes_per_token"].(float64))
+	// From an empty context (llama-bench's tg): the same 16 steps after a
+	// 1-token prompt, paired with the probe alike; its counted steps read
+	// 5, 9, 13 and 17 positions, 11 on average.
+	e := r["from_empty_context"].(map[string]any)
+	require.EqualValues(t, 16, e["decode_tokens"])
+	require.Greater(t, e["decode_tok_s"].(float64), 0.0)
+	require.EqualValues(t, 5, e["read_bandwidth_passes"])
+	require.EqualValues(t, 4, e["paired_decode_steps"])
+	require.Len(t, e["decode_bandwidth_fraction_stretches"].([]any), 4)
+	require.Greater(t, e["decode_bandwidth_fraction"].(float64), 0.0)
+	require.Equal(t, 11*r["kv_cache_bytes"].(float64)/25, e["decode_kv_read_bytes_per_token"].(float64))
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "8")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "decode  8 tokens")
@@ -248,6 +259,12 @@ func TestBenchLLM(t *testing.T) {
 	require.Contains(t, out, "(the 2 steps not among the 3 after each pass)")
 	require.Contains(t, out, "of the read bandwidth (median of the stretches between passes: ")
 	require.Contains(t, out, "with the KV cache its attention reads (")
+	require.Contains(t, out, "from an empty context (llama-bench's tg: a 1-token prompt, then 8 steps): decode ")
+	require.Contains(t, out, "\n    decode moves weights at ")
+	// A 1-token prompt is an empty context already: no second figure.
+	code, out, errOut = cli(t, "bench", path, "--prefill", "1", "--decode", "4", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out, "from_empty_context")
 	code, out, errOut = cli(t, "bench", path, "--prefill", "8", "--decode", "3")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "no decode step to compare with (each was among the 3 after a pass: --decode 4 or more)")
