@@ -284,13 +284,22 @@ func llmTable(p func(string, ...any), rows []LLMResult) {
 		}
 		b := l.Weft
 		frac, span := l.bwFrac()
-		if span != "" {
-			span = " (" + span + ")"
-		}
 		traffic, _ := l.trafficFrac()
-		empty, _ := l.emptyFrac()
+		empty, espan := l.emptyFrac()
+		// The runs' ranges of the two shares, after the row.
+		var spans []string
+		if span != "" {
+			spans = append(spans, "of read "+span)
+		}
+		if espan != "" {
+			spans = append(spans, "empty "+espan)
+		}
+		tail := ""
+		if len(spans) > 0 {
+			tail = " (" + strings.Join(spans, ", ") + ")"
+		}
 		p("%-12s %-6s %3d %10s %9s %10s %10s %8s %8s %8s %9s %10s %8s%s\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
-			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(traffic), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), num(l.EmptyDecodeTokS), pct(empty), span)
+			num(b.DecodeTokS), num(b.DecodeGBs), pct(frac), pct(traffic), pct(b.DecodeBestBWFrac), mb(b.PeakRSS), num(l.EmptyDecodeTokS), pct(empty), tail)
 	}
 	for _, l := range rows {
 		if !l.MemoryCheck {

@@ -117,7 +117,7 @@ func TestLLMRender(t *testing.T) {
 	Table(&tbl, back)
 	for _, want := range []string{
 		"llm          type   thr  prefill/s   TTFT ms   decode/s    wt GB/s  of read      +KV  fastest  peak RSS    empty/s  of read",
-		"llama-110m   q4_0     1       1100       120        400       24.0      68%      86%      90%    108 MB        420      86% (68%–78%)",
+		"llama-110m   q4_0     1       1100       120        400       24.0      68%      86%      90%    108 MB        420      86% (of read 68%–78%)",
 		"llama-110m   q4_k_m   1        450       280        170       12.1      66%        —      72%       n/a",
 		"llama-110m   q4_0     2 failed",
 		"memory check llama-110m q4_0, 1920+64 tokens in a 2048-token cache: peak RSS 180 MB, bound 202 MB (within, 89% of it)",
