@@ -64,17 +64,25 @@ func newBenchCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench MODEL",
-		Short: "time a model (.onnx or .wplan): median, min and max latency of N runs, peak RSS",
+		Short: "time a model (.onnx or .wplan: latency of N runs; .gguf or llama2.c .bin: prefill and decode tok/s), peak RSS",
 		Long: "Compile MODEL (.onnx) or open a plan (.wplan), make the same deterministic\n" +
 			"inputs as `weft run`, do one untimed first run (which also finds the output\n" +
 			"shapes), --warmup more, then --runs timed runs of Model.RunInto into\n" +
 			"caller-owned output tensors. Prints median, p90, min and max latency, the\n" +
 			"compile time and the process's peak RSS (compile included).\n" +
 			"--threads N sets weft.Options.Threads (the CPU kernels' worker pool) and\n" +
-			"GOMAXPROCS (the goroutines that run everything else) to N.",
+			"GOMAXPROCS (the goroutines that run everything else) to N.\n\n" +
+			"A language model (.gguf, llama2.c .bin) runs a greedy generation of a\n" +
+			"--prefill-token prompt of fixed ids and --decode steps: prefill tok/s, time to\n" +
+			"first token, decode tok/s, peak RSS and its bound (weights + KV cache +\n" +
+			"64 MiB). Decode's share of the read bandwidth is measured against a streaming\n" +
+			"read probe with the same threads, whose passes run between the decode steps\n" +
+			"of a second generation. The same decode is then measured from an empty\n" +
+			"context (a 1-token prompt, as llama-bench's tg test), where each step reads\n" +
+			"few KV cache rows. --draft adds a speculative generation.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("bench wants exactly one MODEL file (.onnx or %s)", weft.PlanExt)
+				return fmt.Errorf("bench wants exactly one MODEL file (.onnx, %s, .gguf or a llama2.c .bin)", weft.PlanExt)
 			}
 			return nil
 		},
