@@ -166,9 +166,11 @@ type emptyBench struct {
 // most maxPrefillSeq: a longer prompt runs in chunks), runs one untimed
 // warm-up generation (2 tokens), then times a greedy generation: the
 // prefill (TTFT, prefill tok/s) and lf.decode single-token steps (decode
-// tok/s). The prompt is deterministic token ids. The read bandwidth is
-// then measured with the same threads, interleaved with the decode steps
-// of a second generation (pairedBandwidth).
+// tok/s). The prompt is deterministic token ids. A second timed
+// generation decodes as many steps from the prompt's first token alone
+// (decode from an empty context, FromEmpty). The read bandwidth is then
+// measured with the same threads, interleaved with the decode steps of one
+// more generation of each kind (pairedBandwidth).
 func benchLLM(path string, o weft.Options, lf *llmBenchFlags) (*llmBenchResult, error) {
 	if lf.prefill < 1 || lf.decode < 1 {
 		return nil, fmt.Errorf("bench: --prefill %d, --decode %d: want at least 1 each", lf.prefill, lf.decode)
