@@ -246,6 +246,21 @@ func (l *LLMResult) trafficFrac() (float64, string) {
 // recorded it).
 func (l *LLMResult) emptyFrac() (float64, string) { return fracSpan(l.EmptyFracs, 0) }
 
+// fracCell renders a share and its runs' range (frac: l.bwFrac or its
+// like) for a markdown cell, the share in bold where bold is set and it
+// was measured.
+func fracCell(bold bool, frac func() (float64, string)) string {
+	f, span := frac()
+	s := pct(f)
+	if bold && f > 0 {
+		s = "**" + s + "**"
+	}
+	if span != "" {
+		s += " (" + span + ")"
+	}
+	return s
+}
+
 // fracSpan is the median of sorted fracs (the lower middle one of an
 // even count), or kept where there are none, and their range ("" for
 // fewer than two).
@@ -374,27 +389,11 @@ func llmMarkdown(p func(string, ...any), rows []LLMResult) {
 			continue
 		}
 		b := l.Weft
-		frac, span := l.bwFrac()
-		traffic, tspan := l.trafficFrac()
-		withKV := pct(traffic)
-		if tspan != "" {
-			withKV += " (" + tspan + ")"
-		}
-		of := pct(frac)
-		if l.Type == "q4_0" && frac > 0 {
-			of = "**" + of + "**"
-		}
-		if span != "" {
-			of += " (" + span + ")"
-		}
-		ef, espan := l.emptyFrac()
-		emptyOf := pct(ef)
-		if l.Type == "q4_0" && ef > 0 {
-			emptyOf = "**" + emptyOf + "**"
-		}
-		if espan != "" {
-			emptyOf += " (" + espan + ")"
-		}
+		// Q4_0's shares in bold: the goal is theirs.
+		goal := l.Type == "q4_0"
+		withKV := fracCell(false, l.trafficFrac)
+		of := fracCell(goal, l.bwFrac)
+		emptyOf := fracCell(goal, l.emptyFrac)
 		p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Model, l.Type, l.Threads, num(b.PrefillTokS), num(b.TTFTMs),
 			num(b.DecodeTokS), num(b.DecodeGBs), num(b.PairedDecodeTokS), num(b.ReadGBs), of, withKV, pct(b.DecodeBestBWFrac), num(b.ReadAloneGBs),
 			num(b.ReadPlainGBs), mb(b.PeakRSS), num(l.EmptyDecodeTokS), emptyOf)
